@@ -1,0 +1,140 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Targets are split where the dependency set changes: the wire and core layers have no IO,
+/// the store owns SQLite, the TCP link owns sockets, and only the executable wires them together.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "NotifBridge",
+    // X-Wing in CryptoKit needs the 26 releases; on Linux swift-crypto provides it everywhere.
+    platforms: [.macOS(.v26), .iOS(.v26)],
+    products: [
+        .executable(name: "notifbridge", targets: ["notifbridge"]),
+        .library(name: "NotifBridgeWire", targets: ["NotifBridgeWire"]),
+        .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
+        .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
+        .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // Layer 1: framing, limits, GATT profile and the protobuf schema. No IO.
+        .target(
+            name: "NotifBridgeWire",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Proto/README.md", "Proto/notifbridge.proto", "Proto/notifbridge.options"],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 2: HPKE recipient/sender and AES-GCM exactly as the platform does it.
+        .target(
+            name: "NotifBridgeCrypto",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 3: accessory session state machine, notification ledger rules. No IO.
+        .target(
+            name: "NotifBridgeAccessoryCore",
+            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 4: the iPhone side: emulated iOS system and the extensions' portable logic. No IO.
+        .target(
+            name: "NotifBridgeHostCore",
+            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 5: SQLite (GRDB) store and the 0600 key file.
+        .target(
+            name: "NotifBridgeStore",
+            dependencies: [
+                "NotifBridgeAccessoryCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 6: the TCP link (SwiftNIO), carrying length-prefixed chunks.
+        .target(
+            name: "NotifBridgeTCP",
+            dependencies: [
+                "NotifBridgeWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 7: runtimes that drive the cores over a link, plus presenters.
+        .target(
+            name: "NotifBridgeAccessory",
+            dependencies: [
+                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeTCP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifBridgeHost",
+            dependencies: [
+                "NotifBridgeHostCore", "NotifBridgeTCP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "notifbridge",
+            dependencies: [
+                "NotifBridgeAccessory", "NotifBridgeHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotifBridgeBenchmarks",
+            dependencies: ["NotifBridgeAccessory", "NotifBridgeHost"],
+            path: "Benchmarks/NotifBridgeBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifBridgeTestSupport",
+            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            path: "Tests/NotifBridgeTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeWireTests",
+            dependencies: ["NotifBridgeWire", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeCryptoTests",
+            dependencies: ["NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeAccessoryCoreTests",
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeStoreTests",
+            dependencies: ["NotifBridgeStore", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeEndToEndTests",
+            dependencies: ["NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

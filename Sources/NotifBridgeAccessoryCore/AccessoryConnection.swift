@@ -1,0 +1,84 @@
+import NotifBridgeCrypto
+import NotifBridgeWire
+
+/// One connection's whole inbound and outbound path without IO: chunks in, chunks out.
+/// Both the TCP link and the BLE peripheral drive this same type.
+public struct AccessoryConnection: Sendable {
+    public enum Action: Sendable {
+        /// Write these chunks, in order. `kind` names the message for logs.
+        case transmit([[UInt8]], kind: String)
+        case persistExchange(KeyExchangeParameters)
+        case forgetExchange(exchangeID: UInt64)
+        case replaceIdentity(AccessoryPrivateKey)
+        case deliver(AccessorySession.Delivery)
+        /// The peer sent something refused; the connection continues.
+        case refused(WireError)
+        case close(reason: String)
+    }
+
+    public private(set) var session: AccessorySession
+    private var reassembler: ChunkReassembler
+    private var framer: ChunkFramer
+
+    public init(session: AccessorySession, chunkLength: Int) {
+        self.session = session
+        self.reassembler = ChunkReassembler(limits: session.configuration.limits)
+        self.framer = ChunkFramer(chunkLength: chunkLength)
+    }
+
+    /// A new ATT MTU (BLE) or the host's chunk preference: later messages use it.
+    public mutating func setChunkLength(_ length: Int) {
+        framer.setChunkLength(length)
+    }
+
+    public mutating func received(chunk: some RandomAccessCollection<UInt8>, now: ContinuousClock.Instant) -> [Action] {
+        let bytes: [UInt8]
+        do {
+            guard let complete = try reassembler.receive(chunk, now: now) else { return [] }
+            bytes = complete
+        } catch {
+            return [.refused(error)] + map(session.receivedInvalid(error))
+        }
+        let message: LinkMessage
+        do {
+            message = try WireCodec.decode(LinkMessage.self, from: bytes)
+        } catch {
+            return [.refused(error)] + map(session.receivedInvalid(error))
+        }
+        if case .hello(let hello) = message.body, hello.maxChunkLength >= UInt32(WireLimits.minChunkLength) {
+            framer.setChunkLength(min(framer.chunkLength, Int(hello.maxChunkLength)))
+        }
+        return map(session.received(message))
+    }
+
+    /// Drops partial messages that timed out.
+    public mutating func tick(now: ContinuousClock.Instant) -> [UInt8] {
+        reassembler.expire(now: now)
+    }
+
+    public mutating func delivered(_ delivery: AccessorySession.Delivery, stored: Bool, alerted: Bool) -> [Action] {
+        map(session.delivered(delivery, stored: stored, alerted: alerted))
+    }
+
+    public mutating func seal(_ event: AccessoryEvent.OneOf_Event, featureID: String) -> [Action] {
+        map(session.seal(event, featureID: featureID))
+    }
+
+    public mutating func disconnected() {
+        reassembler.reset()
+        session.disconnected()
+    }
+
+    private mutating func map(_ actions: [AccessorySession.Action]) -> [Action] {
+        actions.map { action in
+            switch action {
+            case .send(let message): .transmit(framer.frame(WireCodec.encode(message)), kind: message.kindName)
+            case .persistExchange(let parameters): .persistExchange(parameters)
+            case .forgetExchange(let id): .forgetExchange(exchangeID: id)
+            case .replaceIdentity(let key): .replaceIdentity(key)
+            case .deliver(let delivery): .deliver(delivery)
+            case .close(let reason): .close(reason: reason)
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import NotifBridgeWire
+
+extension HostEvent {
+    /// The notification this event is about; nil for remove-all.
+    public var notificationID: WireNotificationID? {
+        switch event {
+        case .add(let add): add.notification.id
+        case .update(let update): update.notification.id
+        case .remove(let remove): remove.id
+        case .removeAll, nil: nil
+        }
+    }
+}
+
+/// Field limits inside a decrypted event (docs/PROTOCOL.md §7), matching notifbridge.options so
+/// nanopb firmware with static buffers never sees more than it can hold.
+public enum ContentLimits {
+    public static let maxIdentifierLength = 255
+    public static let maxTextFieldLength = 1024
+    public static let maxActions = 16
+}
+
+extension AccessorySession {
+    static func validate(_ event: HostEvent) throws(WireError) {
+        guard event.sequence > 0 else {
+            throw WireError(.malformedMessage, "HostEvent.sequence must start at 1")
+        }
+        switch event.event {
+        case nil:
+            throw WireError(.malformedMessage, "HostEvent carries no event")
+        case .add(let add):
+            guard add.hasNotification else { throw WireError(.malformedMessage, "add carries no notification") }
+            try validate(add.notification)
+        case .update(let update):
+            guard update.hasNotification else { throw WireError(.malformedMessage, "update carries no notification") }
+            try validate(update.notification)
+        case .remove(let remove):
+            try validate(remove.id)
+        case .removeAll:
+            break
+        }
+    }
+
+    private static func validate(_ notification: WireNotification) throws(WireError) {
+        try validate(notification.id)
+        try checkLength("source_name", notification.sourceName, ContentLimits.maxIdentifierLength)
+        try checkLength("title", notification.title, ContentLimits.maxTextFieldLength)
+        try checkLength("subtitle", notification.subtitle, ContentLimits.maxTextFieldLength)
+        try checkLength("thread_identifier", notification.threadIdentifier, ContentLimits.maxIdentifierLength)
+        guard notification.actions.count <= ContentLimits.maxActions else {
+            throw WireError(.tooLarge, "\(notification.actions.count) actions; at most \(ContentLimits.maxActions)")
+        }
+        for action in notification.actions {
+            try checkLength("action identifier", action.identifier, ContentLimits.maxIdentifierLength)
+            guard !action.identifier.isEmpty else { throw WireError(.malformedMessage, "action with an empty identifier") }
+        }
+    }
+
+    private static func validate(_ id: WireNotificationID) throws(WireError) {
+        guard !id.sourceIdentifier.isEmpty, !id.notificationIdentifier.isEmpty else {
+            throw WireError(.malformedMessage, "notification id needs both source_identifier and notification_identifier")
+        }
+        try checkLength("source_identifier", id.sourceIdentifier, ContentLimits.maxIdentifierLength)
+        try checkLength("notification_identifier", id.notificationIdentifier, ContentLimits.maxIdentifierLength)
+    }
+
+    private static func checkLength(_ field: String, _ value: String, _ limit: Int) throws(WireError) {
+        guard value.utf8.count <= limit else {
+            throw WireError(.tooLarge, "\(field) is \(value.utf8.count) bytes; at most \(limit)")
+        }
+    }
+}

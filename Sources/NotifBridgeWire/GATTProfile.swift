@@ -1,0 +1,21 @@
+/// The GATT service the accessory hosts (docs/PROTOCOL.md §2).
+///
+/// The iOS companion app declares `serviceUUID` in `NSAccessorySetupBluetoothServices` and
+/// `advertisedName` in `NSAccessorySetupBluetoothNames`, so AccessorySetupKit finds the accessory.
+public enum GATTProfile {
+    /// Primary service, advertised.
+    public static let serviceUUID = "495C5451-53CC-4E2F-9850-060623FCB426"
+    /// Host → accessory chunks: write and write-without-response.
+    public static let inboxCharacteristicUUID = "495C5452-53CC-4E2F-9850-060623FCB426"
+    /// Accessory → host chunks: notify.
+    public static let outboxCharacteristicUUID = "495C5453-53CC-4E2F-9850-060623FCB426"
+    /// Advertised local name (a prefix; an accessory may append a suffix such as "-A1B2").
+    public static let advertisedName = "NotifBridge"
+    /// The ATT write and notification header: opcode (1) and handle (2).
+    public static let attHeaderLength = 3
+
+    /// The chunk length a link with this ATT MTU carries.
+    public static func chunkLength(forATTMTU mtu: Int) -> Int {
+        min(max(mtu - attHeaderLength, WireLimits.minChunkLength), WireLimits.maxAttributeValueLength)
+    }
+}
