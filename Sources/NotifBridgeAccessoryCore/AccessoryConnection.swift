@@ -8,6 +8,7 @@ public struct AccessoryConnection: Sendable {
         /// Write these chunks, in order. `kind` names the message for logs.
         case transmit([[UInt8]], kind: String)
         case persistExchange(KeyExchangeParameters)
+        case resumedExchange(exchangeID: UInt64)
         case forgetExchange(exchangeID: UInt64)
         case replaceIdentity(AccessoryPrivateKey)
         case deliver(AccessorySession.Delivery)
@@ -51,6 +52,11 @@ public struct AccessoryConnection: Sendable {
         return map(session.received(message))
     }
 
+    /// The byte stream under the chunks broke (TCP framing over a limit): answer, then close.
+    public mutating func streamFailed(_ error: WireError) -> [Action] {
+        [.refused(error)] + map(session.receivedInvalid(error)) + [.close(reason: error.description)]
+    }
+
     /// Drops partial messages that timed out.
     public mutating func tick(now: ContinuousClock.Instant) -> [UInt8] {
         reassembler.expire(now: now)
@@ -74,6 +80,7 @@ public struct AccessoryConnection: Sendable {
             switch action {
             case .send(let message): .transmit(framer.frame(WireCodec.encode(message)), kind: message.kindName)
             case .persistExchange(let parameters): .persistExchange(parameters)
+            case .resumedExchange(let id): .resumedExchange(exchangeID: id)
             case .forgetExchange(let id): .forgetExchange(exchangeID: id)
             case .replaceIdentity(let key): .replaceIdentity(key)
             case .deliver(let delivery): .deliver(delivery)

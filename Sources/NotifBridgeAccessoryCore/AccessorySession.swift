@@ -32,6 +32,8 @@ public struct AccessorySession: Sendable {
         case send(LinkMessage)
         /// Persist this exchange (durably) before the KeyConfirm that follows is sent.
         case persistExchange(KeyExchangeParameters)
+        /// The host resumed the persisted exchange without a new key exchange.
+        case resumedExchange(exchangeID: UInt64)
         /// Forget the exchange: its keys no longer decrypt.
         case forgetExchange(exchangeID: UInt64)
         /// Persist this new private key (0600) before the KeyOffer that follows is sent.
@@ -156,7 +158,10 @@ public struct AccessorySession: Sendable {
             let recipient = try? RecipientSession(privateKey: identity, parameters: exchange.parameters)
         {
             state = .established(Established(recipient: recipient))
-            return [.send(keyConfirm(exchange.parameters.exchangeID, resumed: true))]
+            return [
+                .resumedExchange(exchangeID: exchange.parameters.exchangeID),
+                .send(keyConfirm(exchange.parameters.exchangeID, resumed: true)),
+            ]
         }
         state = .offered
         return [.send(keyOffer())]

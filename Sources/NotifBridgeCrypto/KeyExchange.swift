@@ -49,6 +49,11 @@ public struct FeatureKeys: Sendable {
         }
     }
 
+    /// The exported secret itself, for golden vectors and their tests only.
+    public func rawBytes(for direction: Direction) -> Data {
+        key(for: direction).withUnsafeBytes { Data($0) }
+    }
+
     /// Exports both directions' 32-byte secrets from an HPKE context.
     static func export(
         parameters: KeyExchangeParameters,
@@ -159,4 +164,10 @@ public struct SenderSession: Sendable {
         cache[featureID] = keys
         return keys
     }
+}
+
+/// An exchange ID as 16 hex digits, the form logs and displays use.
+public func exchangeHex(_ exchangeID: UInt64) -> String {
+    let digits = String(exchangeID, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
 }

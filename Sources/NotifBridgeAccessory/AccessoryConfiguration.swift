@@ -1,0 +1,50 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeTCP
+import NotifBridgeWire
+
+/// How the accessory daemon runs. Validated before anything is opened or bound.
+public struct AccessoryConfiguration: Sendable {
+    /// Directory for the key files and the SQLite store (created 0700).
+    public var stateDirectory: String
+    public var host: String
+    public var port: Int
+    public var suite: CipherSuite
+    public var limits: WireLimits
+
+    public init(stateDirectory: String, host: String = "127.0.0.1", port: Int = TCPLink.defaultPort, suite: CipherSuite = .xWing, limits: WireLimits = .default) {
+        self.stateDirectory = stateDirectory
+        self.host = host
+        self.port = port
+        self.suite = suite
+        self.limits = limits
+    }
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A loopback listener stands in for Bluetooth during development; anything else is a
+    /// local-network link, where Apple requires X-Wing.
+    public var isLocalNetwork: Bool { !TCPLink.isLoopback(host) }
+
+    public func validate() throws(Invalid) {
+        if isLocalNetwork && suite == .p256 {
+            throw Invalid(description: "--suite p256 cannot be used with --host \(host): local-network transports require X-Wing (P-256 is Bluetooth-only)")
+        }
+        guard (0...65535).contains(port) else {
+            throw Invalid(description: "--port \(port) is not a TCP port (0...65535)")
+        }
+    }
+
+    var sessionConfiguration: AccessorySession.Configuration {
+        AccessorySession.Configuration(
+            allowsP256: !isLocalNetwork,
+            transports: isLocalNetwork ? [.localNetwork] : [.bluetooth],
+            limits: limits
+        )
+    }
+
+    var storePath: String { (stateDirectory as NSString).appendingPathComponent("accessory.sqlite") }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeWire
+
+/// Something the accessory shows: on its screen (the terminal) or to a program (JSON lines).
+public enum DisplayEvent: Sendable {
+    case listening(host: String, port: Int, suite: String, keyID: String)
+    case connected(peer: String)
+    case disconnected(peer: String)
+    case keyExchange(suite: String, exchangeID: UInt64, resumed: Bool)
+    case notification(StoredNotification, change: Change)
+    case removedAll(count: Int)
+    case ignored(source: String, id: String, reason: String)
+    case resync(reason: String)
+    case refused(detail: String)
+
+    public enum Change: String, Sendable {
+        case added, updated, removed
+    }
+}
+
+public protocol Presenter: Sendable {
+    func present(_ event: DisplayEvent)
+}
+
+/// Writes one line per event to standard output, flushing so pipes see it at once.
+struct LineWriter: Sendable {
+    func write(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Readable lines, as a small screen would show them.
+public struct TerminalPresenter: Presenter {
+    private let writer = LineWriter()
+    public init() {}
+
+    public func present(_ event: DisplayEvent) {
+        switch event {
+        case .listening(let host, let port, let suite, let keyID):
+            writer.write("listening on \(host):\(port) (\(suite), key \(keyID))")
+        case .connected(let peer):
+            writer.write("host connected from \(peer)")
+        case .disconnected(let peer):
+            writer.write("host \(peer) disconnected")
+        case .keyExchange(let suite, let exchangeID, let resumed):
+            writer.write("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(exchangeID))")
+        case .notification(let stored, let change):
+            writer.write(Self.render(stored, change: change))
+        case .removedAll(let count):
+            writer.write("✕ removed all (\(count) notification\(count == 1 ? "" : "s"))")
+        case .ignored(let source, let id, let reason):
+            writer.write("· ignored \(source)/\(id): \(reason)")
+        case .resync(let reason):
+            writer.write("⚠ resync: \(reason); offering a fresh key")
+        case .refused(let detail):
+            writer.write("⚠ refused: \(detail)")
+        }
+    }
+
+    static func render(_ stored: StoredNotification, change: DisplayEvent.Change) -> String {
+        let n = stored.notification
+        let marker: String
+        switch change {
+        case .added: marker = stored.alerted ? "🔔" : "●"
+        case .updated: marker = "↻"
+        case .removed: return "✕ removed \(n.sourceName.isEmpty ? stored.sourceIdentifier : n.sourceName) \(stored.notificationIdentifier)"
+        }
+        var header = "\(marker) \(n.sourceName)"
+        if n.hasTitle { header += " — \(n.title)" }
+        var tags: [String] = []
+        if n.attributes & UInt32(Notifbridge_V1_Attribute.critical.rawValue) != 0 { tags.append("critical") }
+        if n.attributes & UInt32(Notifbridge_V1_Attribute.timeSensitive.rawValue) != 0 { tags.append("time-sensitive") }
+        if let alerting = stored.alerting, alerting.kind == .incomingCall { tags.append("incoming call") }
+        if change == .updated { tags.append("updated") }
+        if !tags.isEmpty { header += "  [\(tags.joined(separator: ", "))]" }
+        var lines = [header]
+        if n.hasSubtitle { lines.append("    \(n.subtitle)") }
+        if n.hasBody { lines.append("    \(n.body.plainText)") }
+        if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map { $0.hasTitle ? $0.title : $0.identifier }.joined(separator: " · "))") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One JSON object per line, for programs (a buzzer script, a dashboard, tests).
+public struct JSONPresenter: Presenter {
+    private let writer = LineWriter()
+    public init() {}
+
+    public func present(_ event: DisplayEvent) {
+        var object: [String: Any] = [:]
+        switch event {
+        case .listening(let host, let port, let suite, let keyID):
+            object = ["event": "listening", "host": host, "port": port, "suite": suite, "keyID": keyID]
+        case .connected(let peer): object = ["event": "connected", "peer": peer]
+        case .disconnected(let peer): object = ["event": "disconnected", "peer": peer]
+        case .keyExchange(let suite, let exchangeID, let resumed):
+            object = ["event": "keyExchange", "suite": suite, "exchangeID": exchangeHex(exchangeID), "resumed": resumed]
+        case .notification(let stored, let change):
+            object = Self.object(stored)
+            object["event"] = "notification"
+            object["change"] = change.rawValue
+        case .removedAll(let count): object = ["event": "removedAll", "count": count]
+        case .ignored(let source, let id, let reason): object = ["event": "ignored", "source": source, "id": id, "reason": reason]
+        case .resync(let reason): object = ["event": "resync", "reason": reason]
+        case .refused(let detail): object = ["event": "refused", "detail": detail]
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        writer.write(String(decoding: data, as: UTF8.self))
+    }
+
+    static func object(_ stored: StoredNotification) -> [String: Any] {
+        let n = stored.notification
+        var object: [String: Any] = [
+            "source": stored.sourceIdentifier,
+            "id": stored.notificationIdentifier,
+            "sourceName": n.sourceName,
+            "alerted": stored.alerted,
+            "removed": stored.removed,
+            "revision": stored.revision.description,
+            "attributes": n.attributes,
+            "deliveryDate": ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(n.deliveryDateMs) / 1000)),
+        ]
+        if n.hasTitle { object["title"] = n.title }
+        if n.hasSubtitle { object["subtitle"] = n.subtitle }
+        if n.hasBody { object["body"] = n.body.plainText }
+        if n.hasThreadIdentifier { object["thread"] = n.threadIdentifier }
+        if !n.actions.isEmpty { object["actions"] = n.actions.map(\.identifier) }
+        if let alerting = stored.alerting {
+            object["kind"] = String(describing: alerting.kind)
+            object["shouldAlert"] = alerting.shouldAlert
+        }
+        return object
+    }
+}

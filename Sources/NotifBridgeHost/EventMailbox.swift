@@ -1,0 +1,83 @@
+import Synchronization
+
+/// What the simulated iPhone learns from the accessory, in arrival order.
+public enum PhoneEvent: Sendable {
+    case established(exchangeID: UInt64, suite: String, resumed: Bool)
+    case receipt(sequence: UInt64, stored: Bool, alerted: Bool)
+    /// A notification response (action or text reply), as iOS would hand it to the system.
+    case response(source: String, id: String, action: String, text: String?)
+    /// The accessory asks to clear these on the phone (session.removeNotifications).
+    case removeOnPhone([(source: String, id: String)])
+    case resync(reason: String)
+    case peerError(code: String, detail: String)
+    case closed(reason: String)
+}
+
+public struct PhoneTimeout: Error, CustomStringConvertible {
+    public var waitingFor: String
+    public var description: String { "timed out waiting for \(waitingFor)" }
+}
+
+/// A single-consumer queue of events with an awaitable `next`.
+final class EventMailbox<Element: Sendable>: Sendable {
+    private struct State {
+        var buffer: [Element] = []
+        var waiter: CheckedContinuation<Element?, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    func post(_ element: Element) {
+        state.withLock { state in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                waiter.resume(returning: element)
+            } else {
+                state.buffer.append(element)
+            }
+        }
+    }
+
+    func finish() {
+        state.withLock { state in
+            state.finished = true
+            state.waiter?.resume(returning: nil)
+            state.waiter = nil
+        }
+    }
+
+    /// The next element, or nil once finished (or when the waiting task is cancelled).
+    func next() async -> Element? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                state.withLock { state in
+                    if !state.buffer.isEmpty {
+                        continuation.resume(returning: state.buffer.removeFirst())
+                    } else if state.finished || Task.isCancelled {
+                        continuation.resume(returning: nil)
+                    } else {
+                        state.waiter = continuation
+                    }
+                }
+            }
+        } onCancel: {
+            state.withLock { state in
+                state.waiter?.resume(returning: nil)
+                state.waiter = nil
+            }
+        }
+    }
+
+    func next(timeout: Duration, waitingFor: String) async throws -> Element? {
+        try await withThrowingTaskGroup(of: Element?.self) { group in
+            group.addTask { await self.next() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw PhoneTimeout(waitingFor: waitingFor)
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import NIOCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeTCP
+import NotifBridgeWire
+import Synchronization
+
+/// The simulated iPhone connected to an accessory over the TCP link. It carries out what
+/// `HostSession` decides: one writer keeps outbound messages in the order they were sealed.
+public final class PhoneConnection: Sendable {
+    private struct State {
+        var session: HostSession
+        var framer: ChunkFramer
+        var reassembler: ChunkReassembler
+    }
+
+    private let state: Mutex<State>
+    private let outbound: AsyncStream<[[UInt8]]>.Continuation
+    private let mailbox = EventMailbox<PhoneEvent>()
+    private let onEvent: @Sendable (PhoneEvent) -> Void
+    /// Set once the caller is done, so the close it causes is not reported as a failure.
+    private let closing = Mutex(false)
+
+    private init(session: HostSession, limits: WireLimits, outbound: AsyncStream<[[UInt8]]>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
+        state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: TCPLink.defaultChunkLength), reassembler: ChunkReassembler(limits: limits)))
+        self.outbound = outbound
+        self.onEvent = onEvent
+    }
+
+    /// Connects, runs `body` with the live connection, then disconnects. Returns the body's
+    /// result and the session as it ended (keep it to resume the exchange next time).
+    public static func connect<T: Sendable>(
+        host: String,
+        port: Int,
+        session: HostSession,
+        limits: WireLimits = .default,
+        onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in },
+        _ body: @Sendable (PhoneConnection) async throws -> T
+    ) async throws -> (T, HostSession) {
+        let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
+        let (stream, continuation) = AsyncStream.makeStream(of: [[UInt8]].self)
+        let connection = PhoneConnection(session: session, limits: limits, outbound: continuation, onEvent: onEvent)
+        let result = try await channel.executeThenClose { inbound, writer in
+            try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    for await chunks in stream { try await writer.write(contentsOf: chunks) }
+                    return nil
+                }
+                group.addTask {
+                    do {
+                        for try await item in inbound { connection.received(item) }
+                        connection.finish(reason: "accessory closed the connection")
+                    } catch is CancellationError {
+                        connection.finish(reason: "disconnected")
+                    } catch {
+                        connection.finish(reason: "connection failed: \(error)")
+                    }
+                    return nil
+                }
+                connection.perform(connection.state.withLock { $0.session.connected(maxChunkLength: TCPLink.defaultChunkLength) })
+                defer { group.cancelAll() }
+                let value = try await body(connection)
+                connection.closing.withLock { $0 = true }
+                continuation.finish()
+                return value
+            }
+        }
+        return (result, connection.state.withLock { state in
+            state.session.disconnected()
+            return state.session
+        })
+    }
+
+    // MARK: Sending
+
+    /// Forwards one operation as the data provider would; returns its sequence number, or nil
+    /// if it was queued until the key exchange completes.
+    @discardableResult
+    public func send(_ operation: HostOperation, now: Date = Date()) throws -> UInt64? {
+        let event = try DataProvider.event(for: operation, now: now)
+        let (sequence, actions) = state.withLock { state in
+            let sequence = state.session.isEstablished ? state.session.nextSequence : nil
+            return (sequence, state.session.send(event))
+        }
+        perform(actions)
+        return sequence
+    }
+
+    /// Sends a link message as is, bypassing the session (tests use it to tamper).
+    public func sendRaw(_ message: LinkMessage) {
+        let chunks = state.withLock { $0.framer.frame(WireCodec.encode(message)) }
+        outbound.yield(chunks)
+    }
+
+    /// Sends raw chunk bytes (tests use it for framing abuse).
+    public func sendRawChunks(_ chunks: [[UInt8]]) {
+        outbound.yield(chunks)
+    }
+
+    /// Seals an event the way the system would, without sending it.
+    public func sealForInspection(_ operation: HostOperation, sequence: UInt64, now: Date = Date()) throws -> LinkMessage? {
+        let event = try DataProvider.event(for: operation, now: now)
+        return state.withLock { $0.session.seal(event, sequence: sequence) }
+    }
+
+    // MARK: Waiting
+
+    public func nextEvent(timeout: Duration = .seconds(10)) async throws -> PhoneEvent? {
+        try await mailbox.next(timeout: timeout, waitingFor: "an accessory message")
+    }
+
+    /// Waits for the key exchange (or its resumption) to complete.
+    @discardableResult
+    public func waitUntilEstablished(timeout: Duration = .seconds(15)) async throws -> (exchangeID: UInt64, suite: String, resumed: Bool) {
+        while let event = try await mailbox.next(timeout: timeout, waitingFor: "the key exchange") {
+            switch event {
+            case .established(let id, let suite, let resumed): return (id, suite, resumed)
+            case .closed(let reason): throw PhoneFailure(description: "link closed before the key exchange completed: \(reason)")
+            case .peerError(let code, let detail): throw PhoneFailure(description: "accessory refused the key exchange: \(code): \(detail)")
+            default: continue
+            }
+        }
+        throw PhoneFailure(description: "link closed before the key exchange completed")
+    }
+
+    /// Waits until every sequence in `sequences` has a receipt; returns the receipts.
+    public func waitForReceipts(_ sequences: Set<UInt64>, timeout: Duration = .seconds(15)) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
+        var receipts: [UInt64: (stored: Bool, alerted: Bool)] = [:]
+        while !sequences.isSubset(of: Set(receipts.keys)) {
+            guard let event = try await mailbox.next(timeout: timeout, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
+                throw PhoneFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
+            }
+            switch event {
+            case .receipt(let sequence, let stored, let alerted): receipts[sequence] = (stored, alerted)
+            case .closed(let reason): throw PhoneFailure(description: "link closed while waiting for receipts: \(reason)")
+            default: continue
+            }
+        }
+        return receipts
+    }
+
+    /// Events queued or sent but not acknowledged.
+    public var outstandingCount: Int { state.withLock { $0.session.outstandingCount } }
+
+    // MARK: Inbound
+
+    private func received(_ item: TCPInbound) {
+        switch item {
+        case .invalid(let error):
+            finish(reason: "accessory stream is unusable: \(error)")
+        case .chunk(let chunk):
+            let result: Result<[HostSession.Action], WireError> = state.withLock { state in
+                do throws(WireError) {
+                    guard let bytes = try state.reassembler.receive(chunk, now: .now) else { return .success([]) }
+                    let message = try WireCodec.decode(LinkMessage.self, from: bytes)
+                    return .success(state.session.received(message))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch result {
+            case .success(let actions): perform(actions)
+            case .failure(let error): post(.peerError(code: "local", detail: "accessory sent bytes that do not decode: \(error)"))
+            }
+        }
+    }
+
+    private func perform(_ actions: [HostSession.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let message):
+                let chunks = state.withLock { $0.framer.frame(WireCodec.encode(message)) }
+                outbound.yield(chunks)
+            case .established(let exchangeID, let suite, let resumed):
+                post(.established(exchangeID: exchangeID, suite: suite, resumed: resumed))
+            case .receipt(let receipt):
+                post(.receipt(sequence: receipt.sequence, stored: receipt.stored, alerted: receipt.alerted))
+            case .accessoryEvent(let event):
+                switch event.event {
+                case .response(let response):
+                    post(.response(source: response.id.sourceIdentifier, id: response.id.notificationIdentifier, action: response.actionIdentifier, text: response.hasUserText ? response.userText : nil))
+                case .removeOnPhone(let removal):
+                    post(.removeOnPhone(removal.ids.map { ($0.sourceIdentifier, $0.notificationIdentifier) }))
+                case .receipt, nil:
+                    break
+                }
+            case .resync(let reason):
+                post(.resync(reason: String(describing: reason)))
+            case .peerError(let error):
+                post(.peerError(code: String(describing: error.code), detail: error.detail))
+            case .close(let reason):
+                finish(reason: reason)
+            }
+        }
+    }
+
+    private func post(_ event: PhoneEvent) {
+        onEvent(event)
+        mailbox.post(event)
+    }
+
+    private func finish(reason: String) {
+        if !closing.withLock({ $0 }) { post(.closed(reason: reason)) }
+        mailbox.finish()
+        outbound.finish()
+    }
+}
+
+public struct PhoneFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(description: String) { self.description = description }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import GRDB
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeWire
+
+/// The accessory's durable state in one SQLite file (WAL): key exchanges and notifications.
+///
+/// Every event is applied in one write transaction, so what a receipt acknowledges is on disk
+/// before the receipt leaves; a crash loses nothing acknowledged.
+public final class AccessoryStore: Sendable {
+    private let database: DatabasePool
+    public let path: String
+
+    /// Opens (creating and migrating if needed) the store at `path`, mode 0600.
+    public init(path: String) throws {
+        self.path = path
+        let existed = FileManager.default.fileExists(atPath: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        database = try DatabasePool(path: path, configuration: configuration)
+        if !existed { chmod(path, 0o600) }
+        try Self.migrator.migrate(database)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "key_exchange") { t in
+                t.autoIncrementedPrimaryKey("epoch")
+                t.column("exchange_id", .integer).notNull().unique()
+                t.column("key_id", .blob).notNull()
+                t.column("cipher_suite", .text).notNull()
+                t.column("version", .text).notNull()
+                t.column("identifier", .text).notNull()
+                t.column("encapsulated_key", .blob).notNull()
+                t.column("active", .boolean).notNull()
+                t.column("created_at", .datetime).notNull()
+            }
+            try db.create(table: "notification") { t in
+                t.column("source_id", .text).notNull()
+                t.column("notification_id", .text).notNull()
+                t.primaryKey(["source_id", "notification_id"])
+                t.column("payload", .blob).notNull()
+                t.column("alerting", .blob)
+                t.column("alerted", .boolean).notNull()
+                t.column("removed", .boolean).notNull()
+                t.column("rev_epoch", .integer).notNull()
+                t.column("rev_seq", .integer).notNull()
+                t.column("received_at", .datetime).notNull()
+                t.column("updated_at", .datetime).notNull()
+            }
+            try db.create(index: "notification_by_time", on: "notification", columns: ["removed", "received_at"])
+            // One row: the newest remove-all, below which no add or update applies.
+            try db.create(table: "remove_all_watermark") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("rev_epoch", .integer).notNull()
+                t.column("rev_seq", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: Key exchanges
+
+    /// The exchange made with the key `keyID`, if the accessory still holds one.
+    public func activeExchange(keyID: [UInt8]) throws -> KeyExchangeParameters? {
+        try database.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM key_exchange WHERE active AND key_id = ? ORDER BY epoch DESC LIMIT 1", arguments: [Data(keyID)]) else {
+                return nil
+            }
+            return KeyExchangeParameters(
+                cipherSuite: row["cipher_suite"],
+                version: row["version"],
+                identifier: row["identifier"],
+                encapsulatedKey: row["encapsulated_key"]
+            )
+        }
+    }
+
+    /// Records a completed exchange as the only active one and returns its epoch.
+    @discardableResult
+    public func saveExchange(_ parameters: KeyExchangeParameters, keyID: [UInt8], now: Date) throws -> Int64 {
+        try database.write { db in
+            try db.execute(sql: "UPDATE key_exchange SET active = 0")
+            let id = Int64(bitPattern: parameters.exchangeID)
+            if let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [id]) {
+                try db.execute(sql: "UPDATE key_exchange SET active = 1 WHERE epoch = ?", arguments: [epoch])
+                return epoch
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO key_exchange (exchange_id, key_id, cipher_suite, version, identifier, encapsulated_key, active, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                    """,
+                arguments: [id, Data(keyID), parameters.cipherSuite, parameters.version, parameters.identifier, parameters.encapsulatedKey, now]
+            )
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Deactivates an exchange; its row stays so epochs keep their order.
+    public func forgetExchange(_ exchangeID: UInt64) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE key_exchange SET active = 0 WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)])
+        }
+    }
+
+    // MARK: Notifications
+
+    public struct UnknownExchange: Error, CustomStringConvertible {
+        public var exchangeID: UInt64
+        public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
+    }
+
+    /// Applies one host event under the ledger rules, in one transaction.
+    /// - Parameter shouldAlert: the alert decision for a new notification.
+    public func apply(
+        _ event: HostEvent,
+        exchangeID: UInt64,
+        now: Date,
+        shouldAlert: @Sendable (Notifbridge_V1_AddNotification) -> Bool
+    ) throws -> ApplyOutcome {
+        try database.write { db in
+            guard let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) else {
+                throw UnknownExchange(exchangeID: exchangeID)
+            }
+            let revision = Revision(epoch: epoch, sequence: event.sequence)
+            let watermark = try Self.watermark(db)
+            switch event.event {
+            case .add(let add):
+                return try Self.apply(.add(shouldAlert: shouldAlert(add)), notification: add.notification, alerting: add.alerting, revision: revision, watermark: watermark, now: now, db: db)
+            case .update(let update):
+                return try Self.apply(.update, notification: update.notification, alerting: nil, revision: revision, watermark: watermark, now: now, db: db)
+            case .remove(let remove):
+                var tombstone = WireNotification()
+                tombstone.id = remove.id
+                return try Self.apply(.remove, notification: tombstone, alerting: nil, revision: revision, watermark: watermark, now: now, db: db)
+            case .removeAll:
+                if let watermark, revision <= watermark {
+                    return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
+                try db.execute(
+                    sql: """
+                        UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
+                        WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
+                        """,
+                    arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
+                )
+                return ApplyOutcome(decision: .markRemoved, stored: true, alerted: false, record: nil, removedCount: db.changesCount)
+            case nil:
+                return ApplyOutcome(decision: .ignore(.stale), stored: false, alerted: false, record: nil)
+            }
+        }
+    }
+
+    private static func apply(
+        _ operation: NotificationLedger.Operation,
+        notification: WireNotification,
+        alerting: WireAlertingContext?,
+        revision: Revision,
+        watermark: Revision?,
+        now: Date,
+        db: Database
+    ) throws -> ApplyOutcome {
+        let key: [any DatabaseValueConvertible] = [notification.id.sourceIdentifier, notification.id.notificationIdentifier]
+        let existing = try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier)
+        let state = existing.map { LedgerState(revision: $0.revision, removed: $0.removed, alerted: $0.alerted) }
+        let decision = NotificationLedger.decide(operation, at: revision, existing: state, removeAllWatermark: watermark)
+        switch decision {
+        case .ignore:
+            return ApplyOutcome(decision: decision, stored: false, alerted: false, record: existing)
+        case .insert(let alert):
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO notification
+                    (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                    """,
+                arguments: StatementArguments(key + [
+                    try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
+                    alert, revision.epoch, Int64(revision.sequence), now, now,
+                ])
+            )
+            return ApplyOutcome(decision: decision, stored: true, alerted: alert, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+        case .replace:
+            try db.execute(
+                sql: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+                arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
+            )
+            return ApplyOutcome(decision: decision, stored: true, alerted: false, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+        case .markRemoved:
+            if existing == nil {
+                try db.execute(
+                    sql: """
+                        INSERT INTO notification
+                        (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at)
+                        VALUES (?, ?, ?, NULL, 0, 1, ?, ?, ?, ?)
+                        """,
+                    arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now, now])
+                )
+            } else {
+                try db.execute(
+                    sql: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+                    arguments: StatementArguments([revision.epoch, Int64(revision.sequence), now] + key)
+                )
+            }
+            return ApplyOutcome(decision: decision, stored: true, alerted: false, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+        }
+    }
+
+    private static func watermark(_ db: Database) throws -> Revision? {
+        try Row.fetchOne(db, sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1").map {
+            Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64))
+        }
+    }
+
+    private static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
+        try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?", arguments: [source, id]).map(record)
+    }
+
+    private static func record(_ row: Row) throws -> StoredNotification {
+        let payload: Data = row["payload"]
+        let alerting: Data? = row["alerting"]
+        return StoredNotification(
+            notification: try WireNotification(serializedBytes: payload),
+            alerting: try alerting.map { try WireAlertingContext(serializedBytes: $0) },
+            alerted: row["alerted"],
+            removed: row["removed"],
+            revision: Revision(epoch: row["rev_epoch"], sequence: UInt64(bitPattern: row["rev_seq"] as Int64)),
+            receivedAt: row["received_at"],
+            updatedAt: row["updated_at"]
+        )
+    }
+
+    /// Stored notifications, newest first; removed ones (and tombstones) only if asked for.
+    public func notifications(includeRemoved: Bool = false) throws -> [StoredNotification] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC").map(Self.record)
+        }
+    }
+
+    public func notification(source: String, id: String) throws -> StoredNotification? {
+        try database.read { db in try Self.fetch(db, source: source, id: id) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The accessory's private key on disk: one file per suite, mode 0600, written atomically.
+/// The key is generated here, on the accessory, and this file is the only place it is kept.
+public struct KeyFile: Sendable {
+    public let path: String
+
+    public init(directory: String, suite: CipherSuite) {
+        path = (directory as NSString).appendingPathComponent("identity-\(suite.rawValue.lowercased()).key")
+    }
+
+    private struct Contents: Codable {
+        var format: Int
+        var suite: CipherSuite
+        var secret: Data
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case unreadable(path: String, reason: String)
+        case wrongSuite(path: String, found: CipherSuite, expected: CipherSuite)
+        case insecurePermissions(path: String, mode: UInt16)
+        case writeFailed(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let path, let reason): "key file \(path) cannot be used: \(reason)"
+            case .wrongSuite(let path, let found, let expected): "key file \(path) holds a \(found.rawValue) key, expected \(expected.rawValue)"
+            case .insecurePermissions(let path, let mode): "key file \(path) has mode \(String(mode, radix: 8)); it must be 600 (chmod 600 \(path))"
+            case .writeFailed(let path, let reason): "cannot write key file \(path): \(reason)"
+            }
+        }
+    }
+
+    /// Loads the key, or generates and saves one if there is none yet.
+    public func loadOrCreate(_ suite: CipherSuite) throws -> (key: AccessoryPrivateKey, created: Bool) {
+        if let key = try load(suite) { return (key, false) }
+        let key = try AccessoryPrivateKey.generate(suite)
+        try save(key)
+        return (key, true)
+    }
+
+    public func load(_ suite: CipherSuite) throws -> AccessoryPrivateKey? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw Failure.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        let mode = UInt16(info.st_mode & 0o777)
+        guard mode & 0o077 == 0 else { throw Failure.insecurePermissions(path: path, mode: mode) }
+        let contents: Contents
+        do {
+            contents = try JSONDecoder().decode(Contents.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw Failure.unreadable(path: path, reason: "not a NotifBridge key file (\(error))")
+        }
+        guard contents.suite == suite else { throw Failure.wrongSuite(path: path, found: contents.suite, expected: suite) }
+        do {
+            return try AccessoryPrivateKey(suite: suite, secretRepresentation: contents.secret)
+        } catch {
+            throw Failure.unreadable(path: path, reason: error.description)
+        }
+    }
+
+    /// Replaces the key file atomically: a 0600 temporary file, fsync, rename.
+    public func save(_ key: AccessoryPrivateKey) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let bytes = try encoder.encode(Contents(format: 1, suite: key.suite, secret: key.secretRepresentation))
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw Failure.writeFailed(path: temporary, reason: String(cString: strerror(errno))) }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == bytes.count, synced == 0 else {
+            unlink(temporary)
+            throw Failure.writeFailed(path: temporary, reason: "short write or fsync failure")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw Failure.writeFailed(path: path, reason: reason)
+        }
+    }
+}
+
+/// Creates the state directory with mode 0700 if it does not exist.
+public func prepareStateDirectory(_ path: String) throws {
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+}

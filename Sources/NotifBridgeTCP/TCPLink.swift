@@ -1,0 +1,54 @@
+import NIOCore
+import NIOPosix
+import NotifBridgeWire
+
+/// One TCP link connection: chunks in, chunks out.
+public typealias TCPLinkChannel = NIOAsyncChannel<TCPInbound, [UInt8]>
+
+/// The development link: the same chunks as over GATT, length-prefixed on a TCP stream.
+public enum TCPLink {
+    /// The port the accessory listens on by default.
+    public static let defaultPort = 7420
+    /// Chunk length on TCP: large, since a stream has no ATT MTU.
+    public static let defaultChunkLength = 4096
+
+    /// Listens on `host:port` (port 0 picks a free one). Bind to loopback unless told otherwise.
+    public static func listen(
+        host: String,
+        port: Int,
+        limits: WireLimits,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> NIOAsyncChannel<TCPLinkChannel, Never> {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
+            }
+    }
+
+    public static func connect(
+        host: String,
+        port: Int,
+        limits: WireLimits,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> TCPLinkChannel {
+        try await ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(5))
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
+            }
+    }
+
+    private static func wrap(_ channel: any Channel, limits: WireLimits) throws -> TCPLinkChannel {
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ChunkStreamDecoder(limits: limits)))
+        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ChunkStreamEncoder()))
+        return try TCPLinkChannel(wrappingChannelSynchronously: channel)
+    }
+
+    /// Whether a listen address stays on this machine (then P-256 may be used for development).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

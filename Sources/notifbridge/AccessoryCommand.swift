@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotifBridgeAccessory
+import NotifBridgeCrypto
+import NotifBridgeTCP
+
+struct AccessoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accessory",
+        abstract: "Run the accessory daemon: key exchange, decryption, storage and display.",
+        discussion: """
+            Listens on loopback by default. The private key is generated on first start and kept in \
+            the state directory (mode 0600), so a restarted daemon still decrypts the same iPhone session.
+            """
+    )
+
+    @Option(help: "Directory for the key and the notification store.")
+    var state: String = defaultStateDirectory()
+
+    @Option(help: "Address to listen on. Anything but loopback is a local-network link, which requires X-Wing.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "TCP port (0 picks a free one and prints it).")
+    var port: Int = TCPLink.defaultPort
+
+    @Option(help: "Key suite the accessory offers: xwing or p256 (Bluetooth-only fallback).")
+    var suite: CipherSuite = .xWing
+
+    @Flag(help: "Print one JSON object per event instead of readable lines.")
+    var json = false
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = common.makeLogger("notifbridge.accessory")
+        let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite)
+        let daemon: AccessoryDaemon
+        do {
+            daemon = try AccessoryDaemon(configuration: configuration, presenter: json ? JSONPresenter() : TerminalPresenter(), logger: logger)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let task = Task { try await daemon.run() }
+        let signals = cancelOnTerminationSignals(task)
+        defer { signals.forEach { $0.cancel() } }
+        do {
+            try await task.value
+        } catch is CancellationError {
+            logger.info("stopped")
+        }
+    }
+}

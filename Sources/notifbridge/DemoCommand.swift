@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotifBridgeCrypto
+import NotifBridgeHost
+import NotifBridgeHostCore
+import Synchronization
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start an accessory process and a simulated iPhone against it over loopback, and forward a realistic handful."
+    )
+
+    @Option(help: "Key suite: xwing (default) or p256.") var suite: CipherSuite = .xWing
+    @Option(help: "Seconds between notifications, so the flow can be followed.") var pause: Double = 0.3
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        _ = common.makeLogger("notifbridge.demo")
+        let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-demo-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+
+        let printer = PhonePrinter()
+        printer.line("starting an accessory process (\(suite.rawValue)) with a temporary store in \(stateDirectory)")
+        let accessory = try AccessoryProcess.start(arguments: [
+            "accessory", "--state", stateDirectory, "--port", "0", "--suite", suite.rawValue.lowercased(), "--log-level", common.logLevel.rawValue,
+        ])
+        defer { accessory.stop() }
+        let port = try await accessory.waitForPort()
+        printer.line("accessory process \(accessory.pid) listens on 127.0.0.1:\(port); connecting as the iPhone")
+
+        let session = HostSession(configuration: .init(suites: [suite], identifier: PhoneDefaults.accessoryIdentifier, featureID: PhoneDefaults.featureID))
+        let operations = SampleNotifications.demo(now: Date())
+        let pause = Duration.milliseconds(Int(self.pause * 1000))
+        let summary = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session, onEvent: printer.print) { connection in
+            try await forward(operations, over: connection, printer: printer, linger: 0, pause: pause)
+        }.0
+        try await Task.sleep(for: .milliseconds(200))
+        accessory.stop()
+        try await accessory.waitForExit()
+        printer.line("\(summary), all decrypted by accessory process \(accessory.pid) over TCP with \(suite.rawValue)")
+        if summary.acknowledged < summary.sent { throw ExitCode(1) }
+    }
+}
+
+/// The accessory as a child process of this executable; its output is shown prefixed.
+final class AccessoryProcess: Sendable {
+    private let process: Process
+    private let port = Mutex<Int?>(nil)
+    private let exited = Mutex(false)
+    let pid: Int32
+
+    private init(process: Process) {
+        self.process = process
+        pid = process.processIdentifier
+    }
+
+    static func start(arguments: [String]) throws -> AccessoryProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executablePath())
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let child = AccessoryProcess(process: process)
+        child.relay(output.fileHandleForReading)
+        return child
+    }
+
+    /// Shows the accessory's lines as they come and picks the port from "listening on".
+    private func relay(_ handle: FileHandle) {
+        let buffer = Mutex(Data())
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
+            let lines: [String] = buffer.withLock { buffer in
+                buffer.append(data)
+                var lines: [String] = []
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+                return lines
+            }
+            for line in lines {
+                if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
+                    self.port.withLock { $0 = port }
+                }
+                FileHandle.standardOutput.write(Data(("  accessory │ " + line + "\n").utf8))
+            }
+        }
+    }
+
+    func waitForPort(timeout: Duration = .seconds(30)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let port = port.withLock({ $0 }) { return port }
+            guard process.isRunning else { throw PhoneFailure(description: "the accessory process exited with status \(process.terminationStatus) before listening") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw PhoneFailure(description: "the accessory process did not start listening within \(timeout)")
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+    }
+
+    func waitForExit() async throws {
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+    }
+}
+
+/// This executable's own path, so the demo starts the same build as its accessory.
+func executablePath() -> String {
+    #if os(Linux)
+    if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+    #endif
+    return CommandLine.arguments[0]
+}

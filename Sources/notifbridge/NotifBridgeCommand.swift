@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotifBridgeCrypto
+
+@main
+struct NotifBridgeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifbridge",
+        abstract: "iPhone notification forwarding to accessories: the accessory daemon and a simulated iPhone.",
+        subcommands: [DemoCommand.self, AccessoryCommand.self, PhoneCommand.self, VectorsCommand.self]
+    )
+}
+
+/// Options every subcommand shares.
+struct CommonOptions: ParsableArguments {
+    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error. Notification content appears only at debug and below.")
+    var logLevel: Logger.Level = .notice
+
+    func makeLogger(_ label: String) -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: label)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension CipherSuite: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(wireName: argument)
+    }
+
+    public static var allValueStrings: [String] { ["xwing", "p256"] }
+    public var defaultValueDescription: String { rawValue.lowercased() }
+}
+
+/// Cancels `task` on SIGINT or SIGTERM, so daemons close their store and sockets cleanly.
+func cancelOnTerminationSignals(_ task: Task<Void, any Error>) -> [any DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { signalNumber in
+        signal(signalNumber, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+        source.setEventHandler { task.cancel() }
+        source.resume()
+        return source
+    }
+}
+
+func defaultStateDirectory() -> String {
+    let environment = ProcessInfo.processInfo.environment
+    if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/notifbridge" }
+    return (environment["HOME"] ?? ".") + "/.local/state/notifbridge"
+}

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeCrypto
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeTCP
+
+struct PhoneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone",
+        abstract: "Play the iPhone: key exchange as the iOS system, then forward notifications.",
+        discussion: """
+            Forwards the operations in --file (a JSON array of {"op": "add"|"update"|"remove"|"removeAll", …}), \
+            or one operation built from the flags, then prints what the accessory sends back.
+            """
+    )
+
+    enum Operation: String, ExpressibleByArgument, CaseIterable {
+        case add, update, remove, removeAll = "remove-all"
+    }
+
+    @Option(help: "Accessory address.") var host: String = "127.0.0.1"
+    @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
+    @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
+    @Option(help: "JSON file with the operations to forward.") var file: String?
+
+    @Option(help: "Operation built from flags: add, update, remove or remove-all.") var op: Operation = .add
+    @Option(help: "Source app bundle identifier.") var source: String = "com.apple.MobileSMS"
+    @Option(help: "Source app display name.") var sourceName: String = "Messages"
+    @Option(help: "Notification identifier (unique within the source).") var id: String = UUID().uuidString
+    @Option var title: String?
+    @Option var subtitle: String?
+    @Option var body: String?
+    @Option(help: "Thread identifier.") var thread: String?
+    @Flag(help: "Mark the notification as not alerting (shouldAlert false).") var silent = false
+
+    @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if file == nil, op == .add || op == .update, title == nil, body == nil {
+            throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
+        }
+    }
+
+    func run() async throws {
+        _ = common.makeLogger("notifbridge.phone")
+        let operations = try loadOperations()
+        let session = HostSession(configuration: .init(suites: suite, identifier: PhoneDefaults.accessoryIdentifier, featureID: PhoneDefaults.featureID))
+        let printer = PhonePrinter()
+        let summary = try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: printer.print) { connection in
+            try await forward(operations, over: connection, printer: printer, linger: linger)
+        }.0
+        printer.line(summary.description)
+        if summary.acknowledged < summary.sent { throw ExitCode(1) }
+    }
+
+    private func loadOperations() throws -> [HostOperation] {
+        if let file {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+                throw ValidationError("cannot read --file \(file): \(error.localizedDescription)")
+            }
+            do {
+                let decoder = JSONDecoder()
+                decoder.dateDecodingStrategy = .iso8601
+                return try decoder.decode([HostOperation].self, from: data)
+            } catch {
+                throw ValidationError("--file \(file) is not a JSON array of operations: \(error)")
+            }
+        }
+        var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)
+        notification.deliveryDate = nil
+        switch op {
+        case .add: return [.add(notification, silent ? HostAlerting(shouldAlert: false, sound: nil) : .standard)]
+        case .update: return [.update(notification)]
+        case .remove: return [.remove(source: source, id: id)]
+        case .removeAll: return [.removeAll]
+        }
+    }
+}
+
+/// Identifiers the simulated iPhone uses, as iOS would assign them at pairing.
+enum PhoneDefaults {
+    /// The accessory's Bluetooth identifier (iOS's CBPeripheral UUID for it).
+    static let accessoryIdentifier = "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21"
+    /// The notification feature's transport session UUID.
+    static let featureID = "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"
+}
+
+struct ForwardSummary: CustomStringConvertible, Sendable {
+    var sent = 0
+    var acknowledged = 0
+    var alerted = 0
+    var description: String { "\(sent) forwarded, \(acknowledged) acknowledged, \(alerted) alerted" }
+}
+
+/// Establishes, forwards each operation in order, and waits for every receipt.
+func forward(_ operations: [HostOperation], over connection: PhoneConnection, printer: PhonePrinter, linger: Double, pause: Duration = .zero) async throws -> ForwardSummary {
+    try await connection.waitUntilEstablished()
+    var sequences: Set<UInt64> = []
+    for operation in operations {
+        if let sequence = try connection.send(operation) {
+            sequences.insert(sequence)
+            printer.line("sent \(operation.summary) as #\(sequence)")
+        }
+        if pause > .zero { try await Task.sleep(for: pause) }
+    }
+    let receipts = try await connection.waitForReceipts(sequences)
+    if linger > 0 {
+        let deadline = ContinuousClock.now + .seconds(linger)
+        while ContinuousClock.now < deadline, (try? await connection.nextEvent(timeout: deadline - .now)) != nil {}
+    }
+    return ForwardSummary(sent: sequences.count, acknowledged: receipts.count, alerted: receipts.values.filter(\.alerted).count)
+}
+
+/// Prints the simulated iPhone's side, as the platform would report it.
+struct PhonePrinter: Sendable {
+    var prefix = "phone │ "
+
+    func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((prefix + text + "\n").utf8))
+    }
+
+    func print(_ event: PhoneEvent) {
+        switch event {
+        case .established(let id, let suite, let resumed):
+            line("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(id))")
+        case .receipt(let sequence, let stored, let alerted):
+            line("receipt #\(sequence): \(stored ? "stored" : "not stored (duplicate or stale)")\(alerted ? ", alerted → addNotification returns true" : "")")
+        case .response(let source, let id, let action, let text):
+            line("NotificationResponse(source: \(source), notification: \(id), action: \(action)\(text.map { ", text: \"\($0)\"" } ?? ""))")
+        case .removeOnPhone(let ids):
+            line("removeNotifications(identifiers: \(ids.map { "\($0.source)/\($0.id)" }.joined(separator: ", ")))")
+        case .resync(let reason):
+            line("accessory asked to resync (\(reason)); redoing the key exchange")
+        case .peerError(let code, let detail):
+            line("accessory error \(code): \(detail)")
+        case .closed(let reason):
+            line("link closed: \(reason)")
+        }
+    }
+}
+
+extension HostOperation {
+    var summary: String {
+        switch self {
+        case .add(let n, _): "add \(n.source)/\(n.id)"
+        case .update(let n): "update \(n.source)/\(n.id)"
+        case .remove(let source, let id): "remove \(source)/\(id)"
+        case .removeAll: "remove-all"
+        }
+    }
+}
