@@ -118,7 +118,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeCryptoTests",
-            dependencies: ["NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeTestSupport"],
+            dependencies: [
+                "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeAccessoryCore", "NotifBridgeTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

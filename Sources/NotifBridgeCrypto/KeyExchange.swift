@@ -90,19 +90,23 @@ public struct RecipientSession: Sendable {
         guard parameters.encapsulatedKey.count == suite.encapsulatedKeyLength else {
             throw CryptoError(.invalidEncapsulatedKey, "\(suite.rawValue) encapsulated key must be \(suite.encapsulatedKeyLength) bytes, got \(parameters.encapsulatedKey.count)")
         }
-        let info = Data(parameters.infoString.utf8)
         do {
-            switch privateKey {
-            case .xWing(let key):
-                recipient = try HPKE.Recipient(privateKey: key, ciphersuite: suite.hpkeCiphersuite, info: info, encapsulatedKey: parameters.encapsulatedKey)
-            case .p256(let key):
-                recipient = try HPKE.Recipient(privateKey: key, ciphersuite: suite.hpkeCiphersuite, info: info, encapsulatedKey: parameters.encapsulatedKey)
-            }
+            recipient = try Self.makeRecipient(privateKey: privateKey, ciphersuite: suite.hpkeCiphersuite, info: Data(parameters.infoString.utf8), encapsulatedKey: parameters.encapsulatedKey)
         } catch {
             throw CryptoError(.invalidEncapsulatedKey, "HPKE recipient setup failed: \(error)")
         }
         self.parameters = parameters
         self.suite = suite
+    }
+
+    /// The one place a recipient context is built; RFC 9180 and X-Wing vectors test it directly.
+    static func makeRecipient(privateKey: AccessoryPrivateKey, ciphersuite: HPKE.Ciphersuite, info: Data, encapsulatedKey: Data) throws -> HPKE.Recipient {
+        switch privateKey {
+        case .xWing(let key):
+            try HPKE.Recipient(privateKey: key, ciphersuite: ciphersuite, info: info, encapsulatedKey: encapsulatedKey)
+        case .p256(let key):
+            try HPKE.Recipient(privateKey: key, ciphersuite: ciphersuite, info: info, encapsulatedKey: encapsulatedKey)
+        }
     }
 
     /// The feature's keys, exported once and cached for every later message.

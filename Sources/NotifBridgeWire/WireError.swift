@@ -25,3 +25,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(detail)" }
 }
+
+extension WireError {
+    /// Errors compare by code only, so callers and tests match on what went wrong, not on wording.
+    public static func == (lhs: WireError, rhs: WireError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1099,7 +1099,7 @@ public nonisolated struct Notifbridge_V1_AccessoryEvent: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// per exchange, strictly increasing from 1
+  /// per connection, strictly increasing from 1
   public var sequence: UInt64 = 0
 
   public var event: Notifbridge_V1_AccessoryEvent.OneOf_Event? = nil

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Where the repository's test vectors live, found from this file's path so tests need no
+/// bundle resources.
+public enum TestVectors {
+    public static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .appendingPathComponent("Vectors")
+
+    public static func load<T: Decodable>(_ type: T.Type, from name: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(contentsOf: directory.appendingPathComponent(name)))
+    }
+}
+
+/// A deterministic generator (SplitMix64) for shuffles and random inputs, so every failure
+/// reproduces from its seed.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+public struct TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init(_ label: String = "test") throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-\(label)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+extension Data {
+    /// Parses lowercase or uppercase hex; traps on malformed input (test data only).
+    public init(hex: String) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        self.init(bytes)
+    }
+
+    public var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
