@@ -126,11 +126,14 @@ public struct AccessorySession: Sendable {
     /// Bytes that did not reassemble or decode: answer with the reason and carry on.
     public mutating func receivedInvalid(_ error: WireError) -> [Action] {
         if case .closed = state { return [] }
-        let code: Notifbridge_V1_LinkError.Code = switch error.code {
+        return [.send(.linkError(Self.linkErrorCode(error), error.description))]
+    }
+
+    private static func linkErrorCode(_ error: WireError) -> Notifbridge_V1_LinkError.Code {
+        switch error.code {
         case .tooLarge, .tooManyPartialMessages: .tooLarge
         case .malformedChunk, .malformedMessage, .unknownMessageID, .lengthMismatch: .malformed
         }
-        return [.send(.linkError(code, error.description))]
     }
 
     public mutating func disconnected() {
@@ -248,9 +251,21 @@ public struct AccessorySession: Sendable {
         let event: HostEvent
         do {
             event = try WireCodec.decode(HostEvent.self, from: plaintext)
-            try Self.validate(event)
         } catch {
             return [.send(.linkError(.malformed, error.description))]
+        }
+        do {
+            try Self.validate(event)
+        } catch {
+            // Refused for good: a stored-false receipt stops the host from re-sending it.
+            var actions: [Action] = [.send(.linkError(Self.linkErrorCode(error), "event #\(event.sequence): \(error.description)"))]
+            if event.sequence > 0 {
+                actions += seal(.receipt(.with {
+                    $0.hostSequence = event.sequence
+                    if let id = event.notificationID { $0.id = id }
+                }), featureID: featureID)
+            }
+            return actions
         }
         return [.deliver(Delivery(event: event, exchangeID: established.recipient.parameters.exchangeID, featureID: featureID))]
     }

@@ -156,7 +156,8 @@ public struct HostSession: Sendable {
         let resumed: Bool
         switch state {
         case .materialSent(let candidate) where candidate.exchangeID == confirm.exchangeID && !confirm.resumed:
-            if pairing != nil { requeueUnacknowledged() }
+            // Sequence numbers belong to an exchange: a new one renumbers what is outstanding.
+            requeueUnacknowledged()
             pairing = candidate
             resumed = false
         case .helloSent where confirm.resumed && pairing?.exchangeID == confirm.exchangeID:

@@ -1,0 +1,175 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeWire
+import Testing
+
+@Suite("Accessory session state machine")
+struct AccessorySessionTests {
+    private func hello(resume: (Data, UInt64)? = nil, version: UInt32 = 1, suites: [String] = []) -> LinkMessage {
+        var message = LinkMessage()
+        message.hello = .with {
+            $0.protocolVersion = version
+            $0.cipherSuites = suites
+            if let resume { $0.resume = .with { $0.keyID = resume.0; $0.exchangeID = resume.1 } }
+        }
+        return message
+    }
+
+    @Test("Hello is answered with a KeyOffer carrying the suite, version, key and transports", arguments: CipherSuite.allCases)
+    func keyOffer(suite: CipherSuite) throws {
+        let key = try AccessoryPrivateKey.generate(suite)
+        var session = AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        let actions = session.received(hello())
+        guard actions.count == 1, case .send(let message) = actions[0], case .keyOffer(let offer) = message.body else {
+            Issue.record("expected one KeyOffer, got \(actions.map(\.name))")
+            return
+        }
+        #expect(offer.cipherSuite == suite.rawValue)
+        #expect(offer.version == "Version1")
+        #expect(offer.publicKey.count == suite.publicKeyLength)
+        #expect(offer.keyID == Data(key.keyID))
+        #expect(offer.transports == [.bluetooth])
+        #expect(offer.maxMessageLength == UInt32(WireLimits.defaultMaxMessageLength))
+    }
+
+    @Test("A full exchange back to back delivers, and the receipt reaches the host", arguments: CipherSuite.allCases)
+    func exchange(suite: CipherSuite) throws {
+        var link = try BackToBack(suite: suite)
+        link.connect()
+        #expect(link.accessoryActions.map(\.name) == ["send KeyOffer", "persistExchange", "send KeyConfirm"])
+        #expect(link.host.isEstablished)
+        try link.send(.add(sample("m1"), .standard))
+        try link.send(.update(sample("m1", body: "edited")))
+        try link.send(.remove(source: "com.apple.MobileSMS", id: "m1"))
+        #expect(link.deliveries.map(\.event.sequence) == [1, 2, 3])
+        #expect(link.receipts.map(\.sequence) == [1, 2, 3])
+        #expect(link.receipts.map(\.alerted) == [true, false, false])
+        #expect(link.host.outstandingCount == 0)
+    }
+
+    @Test("Events sent before the exchange are queued and go out in order once it completes")
+    func queuedBeforeEstablished() throws {
+        var link = try BackToBack()
+        try link.send(.add(sample("a"), .standard))
+        try link.send(.remove(source: "com.apple.MobileSMS", id: "a"))
+        #expect(link.deliveries.isEmpty)
+        link.connect()
+        #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["a", "a"])
+        #expect(link.deliveries.map(\.event.sequence) == [1, 2])
+    }
+
+    @Test("A tampered ciphertext: resync, forget the exchange, fresh key, new offer; the host re-keys and re-sends")
+    func tamperedCiphertext() throws {
+        var link = try BackToBack()
+        link.connect()
+        let firstKey = link.accessory.identity.keyID
+        let oldExchange = try #require(link.accessory.exchangeID)
+        link.linkUp = false
+        try link.send(.add(sample("t1"), .standard))  // sealed and counted, but lost on the way
+        link.linkUp = true
+        var tampered = try #require(link.host.seal(try DataProvider.event(for: .add(sample("t1"), .standard), now: Date()), sequence: 1))
+        tampered.sealed.ciphertext[20] ^= 0x01
+        link.accessoryActions.removeAll()
+        link.deliverToAccessory(tampered)
+        #expect(Array(link.accessoryActions.map(\.name).prefix(4)) == ["send Resync", "forgetExchange", "replaceIdentity", "send KeyOffer"])
+        #expect(link.accessory.identity.keyID != firstKey, "a fresh key is offered")
+        #expect(link.accessory.isEstablished, "the host redid the exchange at once")
+        #expect(link.accessory.exchangeID != oldExchange)
+        // The unacknowledged add was renumbered under the new exchange and delivered.
+        #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["t1"])
+        #expect(link.deliveries.first?.event.sequence == 1)
+        #expect(link.host.outstandingCount == 0)
+        try link.send(.add(sample("t2"), .standard))
+        #expect(link.deliveries.map(\.event.sequence) == [1, 2], "numbers continue under the new exchange")
+    }
+
+    @Test("After a resync, events outstanding under the old exchange are renumbered, not replayed")
+    func renumberAfterResync() throws {
+        var link = try BackToBack()
+        link.connect()
+        try link.send(.add(sample("a"), .standard))
+        link.linkUp = false
+        try link.send(.add(sample("b"), .standard))  // seq 2, lost
+        try link.send(.add(sample("c"), .standard))  // seq 3, lost
+        link.linkUp = true
+        var garbage = LinkMessage()
+        garbage.sealed = .with { $0.featureRef = 1; $0.ciphertext = Data(repeating: 7, count: 64) }
+        link.deliverToAccessory(garbage)
+        #expect(link.deliveries.map { $0.event.notificationID!.notificationIdentifier } == ["a", "b", "c"])
+        #expect(link.deliveries.map(\.event.sequence) == [1, 1, 2])
+        try link.send(.add(sample("d"), .standard))
+        #expect(link.deliveries.last?.event.sequence == 3)
+        #expect(link.host.outstandingCount == 0)
+    }
+
+    @Test("Local-network links refuse P-256 key material and keep offering")
+    func p256RefusedOnLocalNetwork() throws {
+        var link = try BackToBack(suite: .p256, allowsP256: false)
+        link.connect()
+        #expect(!link.accessory.isEstablished)
+        #expect(!link.accessoryActions.contains { $0.name == "persistExchange" })
+        #expect(link.linkErrors.map(\.code) == [.unsupportedSuite])
+    }
+
+    @Test("Resume: a matching exchange is confirmed without a new exchange; a stale one gets a KeyOffer")
+    func resume() throws {
+        var link = try BackToBack()
+        link.connect()
+        let pairing = try #require(link.host.pairing)
+        let parameters = pairing.sender.parameters
+        var resumed = AccessorySession(identity: link.accessory.identity, exchange: .init(parameters: parameters), configuration: link.accessory.configuration)
+        #expect(resumed.received(hello(resume: (pairing.accessoryKeyID, pairing.exchangeID))).map(\.name) == ["resumedExchange", "send KeyConfirm"])
+        #expect(resumed.isEstablished)
+
+        var stale = AccessorySession(identity: link.accessory.identity, exchange: .init(parameters: parameters), configuration: link.accessory.configuration)
+        #expect(stale.received(hello(resume: (pairing.accessoryKeyID, pairing.exchangeID &+ 1))).map(\.name) == ["send KeyOffer"])
+    }
+
+    @Test("Wrong protocol version or no common suite: explain and close")
+    func refusedHello() throws {
+        let key = try AccessoryPrivateKey.generate(.p256)
+        var old = AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        #expect(old.received(hello(version: 2)).map(\.name) == ["send LinkError(unsupportedVersion)", "close"])
+        var picky = AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        #expect(picky.received(hello(suites: ["XWing"])).map(\.name) == ["send LinkError(unsupportedSuite)", "close"])
+    }
+
+    @Test("Sealed before any exchange asks the host to resync")
+    func sealedTooEarly() throws {
+        var session = AccessorySession(identity: try AccessoryPrivateKey.generate(.xWing), exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        var sealed = LinkMessage()
+        sealed.sealed = .with { $0.featureRef = 1; $0.ciphertext = Data(repeating: 0, count: 40) }
+        #expect(session.received(sealed).map(\.name) == ["send LinkError(unexpected)", "send Resync"])
+    }
+
+    @Test("A well-encrypted but invalid event is refused without a resync, and the next one is delivered")
+    func invalidPlaintext() throws {
+        var link = try BackToBack()
+        link.connect()
+        try link.send(.add(sample("long", title: String(repeating: "x", count: ContentLimits.maxTextFieldLength + 1)), .standard))
+        #expect(link.linkErrors.map(\.code) == [.tooLarge])
+        #expect(link.accessory.isEstablished)
+        #expect(link.receipts.map(\.stored) == [false], "the refusal is acknowledged so the host does not retry it")
+        #expect(link.host.outstandingCount == 0)
+        try link.send(.add(sample("ok", title: String(repeating: "x", count: ContentLimits.maxTextFieldLength)), .standard))
+        #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["ok"])
+    }
+
+    @Test("Feature ids: 64 bytes bind, 65 are refused; refs outside 1...255 are refused")
+    func featureBinding() throws {
+        var link = try BackToBack()
+        link.connect()
+        func bind(_ ref: UInt32, _ id: String) -> [String] {
+            var message = LinkMessage()
+            message.bindFeature = .with { $0.featureRef = ref; $0.featureID = id }
+            return link.accessory.received(message).map(\.name)
+        }
+        #expect(bind(2, String(repeating: "f", count: 64)) == [])
+        #expect(bind(3, String(repeating: "f", count: 65)) == ["send LinkError(malformed)"])
+        #expect(bind(255, "x") == [])
+        #expect(bind(256, "x") == ["send LinkError(malformed)"])
+        #expect(bind(0, "x") == ["send LinkError(malformed)"])
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeWire
+
+/// The accessory and host state machines wired back to back in memory: every message one sends
+/// is handed to the other, with no IO, so a whole exchange runs deterministically in a test.
+struct BackToBack {
+    var accessory: AccessorySession
+    var host: HostSession
+    /// Everything the accessory asked its driver to do, in order.
+    var accessoryActions: [AccessorySession.Action] = []
+    /// Everything the host reported, in order.
+    var hostActions: [HostSession.Action] = []
+    var deliveries: [AccessorySession.Delivery] = []
+    /// Messages from the host are dropped while false (a cut link).
+    var linkUp = true
+
+    init(suite: CipherSuite = .xWing, allowsP256: Bool = true) throws {
+        let identity = try AccessoryPrivateKey.generate(suite)
+        accessory = AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: allowsP256, transports: [.bluetooth]))
+        host = HostSession(configuration: .init(identifier: "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21", featureID: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"))
+    }
+
+    mutating func connect() {
+        pumpHost(host.connected(maxChunkLength: 4096))
+    }
+
+    mutating func send(_ operation: HostOperation) throws {
+        pumpHost(host.send(try DataProvider.event(for: operation, now: Date(timeIntervalSince1970: 1_778_490_000))))
+    }
+
+    mutating func deliverToAccessory(_ message: LinkMessage) {
+        pumpAccessory(accessory.received(message))
+    }
+
+    mutating func pumpHost(_ actions: [HostSession.Action]) {
+        for action in actions {
+            hostActions.append(action)
+            if case .send(let message) = action, linkUp {
+                pumpAccessory(accessory.received(message))
+            }
+        }
+    }
+
+    mutating func pumpAccessory(_ actions: [AccessorySession.Action]) {
+        for action in actions {
+            accessoryActions.append(action)
+            switch action {
+            case .send(let message):
+                pumpHost(host.received(message))
+            case .deliver(let delivery):
+                deliveries.append(delivery)
+                let alerted: Bool
+                if case .add(let add) = delivery.event.event { alerted = add.alerting.shouldAlert } else { alerted = false }
+                pumpAccessory(accessory.delivered(delivery, stored: true, alerted: alerted))
+            case .persistExchange, .resumedExchange, .forgetExchange, .replaceIdentity, .close:
+                break
+            }
+        }
+    }
+
+    var receipts: [HostSession.Receipt] {
+        hostActions.compactMap { if case .receipt(let receipt) = $0 { receipt } else { nil } }
+    }
+
+    var linkErrors: [Notifbridge_V1_LinkError] {
+        hostActions.compactMap { if case .peerError(let error) = $0 { error } else { nil } }
+    }
+}
+
+extension AccessorySession.Action {
+    /// A short name for matching action sequences in tests.
+    var name: String {
+        switch self {
+        case .send(let message):
+            if case .error(let error) = message.body { return "send LinkError(\(error.code))" }
+            return "send \(message.kindName)"
+        case .persistExchange: return "persistExchange"
+        case .resumedExchange: return "resumedExchange"
+        case .forgetExchange: return "forgetExchange"
+        case .replaceIdentity: return "replaceIdentity"
+        case .deliver: return "deliver"
+        case .close: return "close"
+        }
+    }
+}
+
+func sample(_ id: String, title: String = "Anna Schmidt", body: String = "Lunch? 🍜") -> HostNotification {
+    HostNotification(source: "com.apple.MobileSMS", id: id, sourceName: "Messages", title: title, body: body, thread: "chat-anna")
+}
