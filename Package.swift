@@ -131,12 +131,15 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeStoreTests",
-            dependencies: ["NotifBridgeStore", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "NotifBridgeEndToEndTests",
-            dependencies: ["NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeTestSupport"],
+            dependencies: [
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,0 +1,139 @@
+import Foundation
+import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+@Suite("End to end over loopback TCP", .timeLimit(.minutes(2)))
+struct EndToEndTests {
+    @Test("The demo handful is exchanged, decrypted, stored and acknowledged", arguments: CipherSuite.allCases)
+    func fullFlow(suite: CipherSuite) async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path, suite: suite)
+        defer { Task { await accessory.stop() } }
+
+        let operations = SampleNotifications.demo(now: Date())
+        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+            let established = try await connection.waitUntilEstablished()
+            #expect(established.suite == suite.rawValue)
+            #expect(!established.resumed)
+            return try await TestPhone.forward(operations, over: connection)
+        }
+        #expect(receipts.count == operations.count)
+        #expect(receipts.values.allSatisfy { $0.stored })
+        #expect(receipts.values.filter(\.alerted).count == 6)
+
+        let shown = try accessory.daemon.store.notifications()
+        #expect(shown.count == 6, "seven added, the call removed")
+        #expect(!shown.contains { $0.notificationIdentifier == "call-2203" })
+        let edited = try #require(shown.first { $0.notificationIdentifier == "msg-4712" })
+        #expect(edited.notification.body.plainText == "I booked a table at 12:45 👍 (edited)")
+        #expect(edited.alerted, "the update kept the alerted state")
+        let family = try #require(shown.first { $0.notificationIdentifier == "msg-4713" })
+        #expect(family.notification.body.plainText == "Look who learned to wave [waving baby genmoji] 👋🏽🇩🇪")
+        #expect(shown.contains { $0.notification.title == "山田太郎" })
+    }
+
+    @Test("A tampered ciphertext is refused with a resync; the host re-keys and the daemon keeps serving")
+    func tamperedCiphertext() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+        let keyBefore = accessory.daemon.keyID
+
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+            let first = try await connection.waitUntilEstablished()
+            _ = try await TestPhone.forward([.add(TestPhone.note("before"), .standard)], over: connection)
+            var tampered = try #require(try connection.sealForInspection(.add(TestPhone.note("evil"), .standard), sequence: 2))
+            tampered.sealed.ciphertext[tampered.sealed.ciphertext.count - 1] ^= 0x80
+            connection.sendRaw(tampered)
+            // The accessory answers Resync and a fresh KeyOffer; the session redoes the exchange.
+            let second = try await connection.waitUntilEstablished()
+            #expect(second.exchangeID != first.exchangeID)
+            let receipts = try await TestPhone.forward([.add(TestPhone.note("after"), .standard)], over: connection)
+            #expect(receipts.values.allSatisfy { $0.alerted })
+        }
+        #expect(accessory.presenter.resyncCount == 1)
+        #expect(accessory.daemon.keyID != keyBefore, "a fresh key was generated and offered")
+        #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["after", "before"])
+
+        // Another host can still connect and deliver afterwards.
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+            try await connection.waitUntilEstablished()
+            _ = try await TestPhone.forward([.add(TestPhone.note("later"), .standard)], over: connection)
+        }
+        #expect(try accessory.daemon.store.notifications().count == 3)
+    }
+
+    @Test("A restarted accessory keeps its key, its exchange and its notifications; the host resumes")
+    func restart() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let first = try await RunningAccessory.start(stateDirectory: directory.path)
+        let keyID = first.daemon.keyID
+        let (exchangeID, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: TestPhone.session()) { connection in
+            let established = try await connection.waitUntilEstablished()
+            _ = try await TestPhone.forward([.add(TestPhone.note("one"), .standard), .add(TestPhone.note("two"), .standard)], over: connection)
+            return established.exchangeID
+        }
+        await first.stop()
+
+        let second = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await second.stop() } }
+        #expect(second.daemon.keyID == keyID)
+        #expect(try second.daemon.store.notifications().count == 2)
+        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: second.port, session: session) { connection in
+            let established = try await connection.waitUntilEstablished()
+            #expect(established.resumed)
+            #expect(established.exchangeID == exchangeID)
+            return try await TestPhone.forward([.add(TestPhone.note("three"), .standard), .add(TestPhone.note("one"), .standard)], over: connection)
+        }
+        #expect(receipts.count == 2)
+        #expect(try second.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["one", "three", "two"])
+        #expect(second.presenter.resyncCount == 0)
+    }
+
+    @Test("An oversized frame closes only its own connection; other hosts and stored data are untouched")
+    func oversizedFrame() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { good in
+            try await good.waitUntilEstablished()
+            _ = try await TestPhone.forward([.add(TestPhone.note("kept"), .standard)], over: good)
+
+            _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { bad in
+                try await bad.waitUntilEstablished()
+                // A frame header declaring more than maxChunkLength (16 KiB): refused before buffering.
+                bad.sendRawChunks([Array(repeating: 0xAB, count: WireLimits.defaultMaxChunkLength + 1)])
+                var sawError = false
+                while let event = try await bad.nextEvent(timeout: .seconds(10)) {
+                    if case .peerError(let code, _) = event { sawError = code == "tooLarge" }
+                    if case .closed = event { break }
+                }
+                #expect(sawError)
+            }
+            _ = try await TestPhone.forward([.add(TestPhone.note("still"), .standard)], over: good)
+        }
+        #expect(accessory.presenter.refusals.count == 1)
+        #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["kept", "still"])
+    }
+
+    @Test("Local-network listeners refuse P-256 before binding")
+    func p256OnLocalNetwork() throws {
+        #expect(throws: AccessoryConfiguration.Invalid.self) {
+            try AccessoryConfiguration(stateDirectory: "/nonexistent", host: "0.0.0.0", suite: .p256).validate()
+        }
+        try AccessoryConfiguration(stateDirectory: "/nonexistent", host: "0.0.0.0", suite: .xWing).validate()
+        try AccessoryConfiguration(stateDirectory: "/nonexistent", host: "127.0.0.1", suite: .p256).validate()
+    }
+}

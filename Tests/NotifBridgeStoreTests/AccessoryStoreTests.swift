@@ -1,0 +1,139 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+@Suite("SQLite store")
+struct AccessoryStoreTests {
+    let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 1, count: 1120))
+    let keyID: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+
+    private func event(_ sequence: UInt64, _ operation: HostOperation) throws -> HostEvent {
+        var event = HostEvent()
+        event.sequence = sequence
+        event.event = try DataProvider.event(for: operation, now: Date(timeIntervalSince1970: 1_778_490_000))
+        return event
+    }
+
+    private func note(_ id: String, body: String = "hello") -> HostNotification {
+        HostNotification(source: "com.apple.MobileSMS", id: id, sourceName: "Messages", title: "Anna", body: body)
+    }
+
+    private func apply(_ store: AccessoryStore, _ sequence: UInt64, _ operation: HostOperation, exchangeID: UInt64? = nil) throws -> ApplyOutcome {
+        try store.apply(try event(sequence, operation), exchangeID: exchangeID ?? exchange.exchangeID, now: Date()) { $0.alerting.shouldAlert }
+    }
+
+    @Test("Notifications and the exchange survive closing and reopening the file")
+    func durability() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let path = directory.path + "/accessory.sqlite"
+        do {
+            let store = try AccessoryStore(path: path)
+            try store.saveExchange(exchange, keyID: keyID, now: Date())
+            #expect(try apply(store, 1, .add(note("a"), .standard)).alerted)
+            _ = try apply(store, 2, .add(note("b"), .standard))
+            _ = try apply(store, 3, .remove(source: "com.apple.MobileSMS", id: "b"))
+        }
+        let reopened = try AccessoryStore(path: path)
+        #expect(try reopened.activeExchange(keyID: keyID) == exchange)
+        #expect(try reopened.notifications().map(\.notificationIdentifier) == ["a"])
+        #expect(try reopened.notifications(includeRemoved: true).count == 2)
+        // A replay after the reopen is still recognised.
+        let replay = try apply(reopened, 1, .add(note("a"), .standard))
+        #expect(replay.decision == .ignore(.stale))
+        #expect(!replay.alerted)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test("An update keeps the alerted state and never alerts again")
+    func updateKeepsAlerted() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        _ = try apply(store, 1, .add(note("a"), .standard))
+        let update = try apply(store, 2, .update(note("a", body: "edited")))
+        #expect(update.decision == .replace)
+        #expect(!update.alerted)
+        let record = try #require(try store.notification(source: "com.apple.MobileSMS", id: "a"))
+        #expect(record.alerted)
+        #expect(record.notification.body.plainText == "edited")
+        #expect(record.revision == Revision(epoch: 1, sequence: 2))
+    }
+
+    @Test("Remove-all marks everything older removed and holds back late adds")
+    func removeAll() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        for (sequence, id) in [(1, "a"), (2, "b"), (4, "d")] as [(UInt64, String)] { _ = try apply(store, sequence, .add(note(id), .standard)) }
+        let outcome = try apply(store, 5, .removeAll)
+        #expect(outcome.removedCount == 3)
+        #expect(try apply(store, 3, .add(note("c"), .standard)).decision == .ignore(.beforeRemoveAll))
+        #expect(try apply(store, 6, .add(note("e"), .standard)).alerted)
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["e"])
+    }
+
+    @Test("A newer exchange outranks sequences of an older one")
+    func epochs() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        _ = try apply(store, 50, .add(note("a"), .standard))
+        var second = exchange
+        second.encapsulatedKey = Data(repeating: 2, count: 1120)
+        #expect(try store.saveExchange(second, keyID: keyID, now: Date()) == 2)
+        #expect(try store.activeExchange(keyID: keyID) == second)
+        let removal = try apply(store, 1, .remove(source: "com.apple.MobileSMS", id: "a"), exchangeID: second.exchangeID)
+        #expect(removal.decision == .markRemoved)
+        #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
+    }
+}
+
+@Suite("Key file")
+struct KeyFileTests {
+    @Test("Generated once with mode 0600, then loaded unchanged", arguments: CipherSuite.allCases)
+    func createThenLoad(suite: CipherSuite) throws {
+        let directory = try TemporaryDirectory("keys")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: suite)
+        let (created, isNew) = try file.loadOrCreate(suite)
+        #expect(isNew)
+        var info = stat()
+        #expect(stat(file.path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let (loaded, isNewAgain) = try file.loadOrCreate(suite)
+        #expect(!isNewAgain)
+        #expect(loaded.publicKeyRepresentation == created.publicKeyRepresentation)
+    }
+
+    @Test("A key file readable by others is refused, not used")
+    func insecurePermissions() throws {
+        let directory = try TemporaryDirectory("keys")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: .xWing)
+        _ = try file.loadOrCreate(.xWing)
+        chmod(file.path, 0o644)
+        #expect(throws: KeyFile.Failure.self) { try file.loadOrCreate(.xWing) }
+    }
+
+    @Test("A damaged key file is reported and left as it is, never replaced by a new key")
+    func damagedFile() throws {
+        let directory = try TemporaryDirectory("keys")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: .p256)
+        let garbage = Data("not a key".utf8)
+        FileManager.default.createFile(atPath: file.path, contents: garbage, attributes: [.posixPermissions: 0o600])
+        #expect(throws: KeyFile.Failure.self) { try file.loadOrCreate(.p256) }
+        #expect(FileManager.default.contents(atPath: file.path) == garbage)
+    }
+}
