@@ -101,7 +101,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "NotifBridgeBenchmarks",
-            dependencies: ["NotifBridgeAccessory", "NotifBridgeHost"],
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore", "NotifBridgeTCP"],
             path: "Benchmarks/NotifBridgeBenchmarks",
             swiftSettings: swiftSettings
         ),

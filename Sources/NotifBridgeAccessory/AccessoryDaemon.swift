@@ -134,9 +134,14 @@ public final class AccessoryDaemon: Sendable {
                 logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hex(key.keyID)) after a decrypt failure")
                 presenter.present(.resync(reason: "a message did not decrypt"))
             case .deliver(let delivery):
-                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date()) { add in add.alerting.shouldAlert }
-                show(delivery.event, outcome)
-                queue.append(contentsOf: connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted))
+                do {
+                    let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date()) { add in add.alerting.shouldAlert }
+                    show(delivery.event, outcome)
+                    queue.append(contentsOf: connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted))
+                } catch {
+                    logger.error("could not store event #\(delivery.event.sequence): \(error)")
+                    queue.append(contentsOf: connection.deliveryFailed("\(error)"))
+                }
             case .refused(let error):
                 logger.warning("refused input from host: \(error)")
                 presenter.present(.refused(detail: error.description))

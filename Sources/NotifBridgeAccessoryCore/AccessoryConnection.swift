@@ -57,6 +57,12 @@ public struct AccessoryConnection: Sendable {
         [.refused(error)] + map(session.receivedInvalid(error)) + [.close(reason: error.description)]
     }
 
+    /// The accessory could not carry out a delivery (its store failed): tell the host, which will
+    /// send the event again since no receipt follows.
+    public mutating func deliveryFailed(_ detail: String) -> [Action] {
+        map([.send(.linkError(.unexpected, "accessory could not store the event: \(detail)"))])
+    }
+
     /// Drops partial messages that timed out.
     public mutating func tick(now: ContinuousClock.Instant) -> [UInt8] {
         reassembler.expire(now: now)

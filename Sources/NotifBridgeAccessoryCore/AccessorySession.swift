@@ -158,6 +158,7 @@ public struct AccessorySession: Sendable {
         }
         if hello.hasResume, let exchange, hello.resume.keyID == Data(identity.keyID),
             hello.resume.exchangeID == exchange.parameters.exchangeID,
+            configuration.allowsP256 || CipherSuite(wireName: exchange.parameters.cipherSuite) != .p256,
             let recipient = try? RecipientSession(privateKey: identity, parameters: exchange.parameters)
         {
             state = .established(Established(recipient: recipient))
@@ -175,6 +176,9 @@ public struct AccessorySession: Sendable {
         case .offered, .established: break
         case .awaitingHello, .closed:
             return [.send(.linkError(.unexpected, "KeyMaterial before Hello"))]
+        }
+        guard material.identifier.utf8.count <= Self.maxIdentifierLength else {
+            return [.send(.linkError(.tooLarge, "KeyMaterial.identifier is \(material.identifier.utf8.count) bytes; at most \(Self.maxIdentifierLength)"))]
         }
         guard material.keyID == Data(identity.keyID) else {
             state = .offered
@@ -226,7 +230,9 @@ public struct AccessorySession: Sendable {
 
     private mutating func receivedSealed(_ sealed: Notifbridge_V1_Sealed) -> [Action] {
         guard case .established(var established) = state else {
-            return [.send(.linkError(.unexpected, "Sealed before the key exchange completed")), .send(resync(.unknownExchange))]
+            // Every Resync is followed by a KeyOffer, so the host always knows what to answer.
+            state = .offered
+            return [.send(.linkError(.unexpected, "Sealed before the key exchange completed")), .send(resync(.unknownExchange)), .send(keyOffer())]
         }
         let featureID: String
         if sealed.featureRef != 0 {
@@ -324,6 +330,8 @@ public struct AccessorySession: Sendable {
     // MARK: Messages
 
     public static let maxFeatureIDLength = 64
+    /// KeyMaterial.identifier: iOS sends a UUID string (36 bytes).
+    public static let maxIdentifierLength = 64
 
     private func keyOffer() -> LinkMessage {
         var message = LinkMessage()

@@ -18,6 +18,8 @@ public enum ContentLimits {
     public static let maxIdentifierLength = 255
     public static let maxTextFieldLength = 1024
     public static let maxActions = 16
+    public static let maxUniformTypeLength = 128
+    public static let maxGlyphIdentifierLength = 128
 }
 
 extension AccessorySession {
@@ -52,7 +54,19 @@ extension AccessorySession {
         }
         for action in notification.actions {
             try checkLength("action identifier", action.identifier, ContentLimits.maxIdentifierLength)
+            try checkLength("action title", action.title, ContentLimits.maxIdentifierLength)
+            try checkLength("action placeholder", action.placeholder, ContentLimits.maxIdentifierLength)
             guard !action.identifier.isEmpty else { throw WireError(.malformedMessage, "action with an empty identifier") }
+        }
+        for text in [notification.body, notification.summary] {
+            for case .glyph(let glyph) in text.runs.compactMap(\.run) {
+                try checkLength("glyph content_identifier", glyph.contentIdentifier, ContentLimits.maxGlyphIdentifierLength)
+                try checkLength("glyph content_description", glyph.contentDescription, ContentLimits.maxIdentifierLength)
+                try checkLength("glyph image type", glyph.image.uniformType, ContentLimits.maxUniformTypeLength)
+            }
+        }
+        for file in [notification.sourceIcon, notification.contextIcon] + notification.attachments {
+            try checkLength("file uniform_type", file.uniformType, ContentLimits.maxUniformTypeLength)
         }
     }
 

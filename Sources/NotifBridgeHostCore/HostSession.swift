@@ -116,7 +116,10 @@ public struct HostSession: Sendable {
         case .keyConfirm(let confirm): return receivedKeyConfirm(confirm)
         case .sealed(let sealed): return receivedSealed(sealed)
         case .resync(let resync):
+            // A message already in flight can draw a second Resync while we re-key: keep the
+            // exchange we are making rather than start another.
             pairing = nil
+            if case .materialSent = state { return [] }
             state = .helloSent
             return [.resync(resync.reason)]
         case .error(let error): return [.peerError(error)]
@@ -126,6 +129,9 @@ public struct HostSession: Sendable {
     }
 
     private mutating func receivedKeyOffer(_ offer: Notifbridge_V1_KeyOffer) -> [Action] {
+        if case .materialSent(let candidate) = state, candidate.accessoryKeyID == offer.keyID {
+            return []  // already answered this key; its KeyConfirm is on the way
+        }
         guard let suite = CipherSuite(wireName: offer.cipherSuite), configuration.suites.contains(suite) else {
             return [.close(reason: "accessory offers \(offer.cipherSuite), which this host does not accept")]
         }
@@ -162,8 +168,10 @@ public struct HostSession: Sendable {
             resumed = false
         case .helloSent where confirm.resumed && pairing?.exchangeID == confirm.exchangeID:
             resumed = true
-        default:
-            return [.close(reason: "KeyConfirm for exchange \(confirm.exchangeID) was not expected")]
+        case .materialSent, .established:
+            return []  // a confirm for an exchange we have since replaced
+        case .helloSent, .disconnected:
+            return [.close(reason: "KeyConfirm for exchange \(exchangeHex(confirm.exchangeID)) was not expected")]
         }
         state = .established
         guard let pairing else { return [] }

@@ -50,9 +50,28 @@ extension LinkMessage {
         var message = LinkMessage()
         message.error = .with {
             $0.code = code
-            $0.detail = String(detail.prefix(128))
+            $0.detail = detail.truncatedToUTF8(maxLinkErrorDetailLength)
         }
         return message
+    }
+}
+
+/// LinkError.detail is at most this many UTF-8 bytes (nanopb max_length).
+public let maxLinkErrorDetailLength = 128
+
+extension String {
+    /// The longest prefix of whole characters that fits in `maxBytes` UTF-8 bytes.
+    public func truncatedToUTF8(_ maxBytes: Int) -> String {
+        guard utf8.count > maxBytes else { return self }
+        var result = ""
+        var used = 0
+        for character in self {
+            let length = character.utf8.count
+            guard used + length <= maxBytes else { break }
+            result.append(character)
+            used += length
+        }
+        return result
     }
 }
 

@@ -141,7 +141,27 @@ struct AccessorySessionTests {
         var session = AccessorySession(identity: try AccessoryPrivateKey.generate(.xWing), exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
         var sealed = LinkMessage()
         sealed.sealed = .with { $0.featureRef = 1; $0.ciphertext = Data(repeating: 0, count: 40) }
-        #expect(session.received(sealed).map(\.name) == ["send LinkError(unexpected)", "send Resync"])
+        #expect(session.received(sealed).map(\.name) == ["send LinkError(unexpected)", "send Resync", "send KeyOffer"])
+    }
+
+    @Test("Two bad messages in flight draw two resyncs; the host still ends with one agreed exchange")
+    func resyncsInFlight() throws {
+        var link = try BackToBack()
+        link.connect()
+        let stale = try #require(link.host.seal(try DataProvider.event(for: .add(sample("x"), .standard), now: Date()), sequence: 9))
+        var tampered = stale
+        tampered.sealed.ciphertext[0] ^= 0xFF
+        link.holdAccessoryToHost = true
+        link.deliverToAccessory(tampered)
+        link.deliverToAccessory(stale)  // sealed under the exchange the accessory just dropped
+        link.holdAccessoryToHost = false
+        link.flushAccessoryToHost()
+        #expect(link.host.isEstablished)
+        #expect(link.accessory.isEstablished)
+        #expect(link.host.pairing?.exchangeID == link.accessory.exchangeID)
+        #expect(!link.hostActions.contains { if case .close = $0 { true } else { false } })
+        try link.send(.add(sample("after"), .standard))
+        #expect(link.deliveries.last?.event.notificationID?.notificationIdentifier == "after")
     }
 
     @Test("A well-encrypted but invalid event is refused without a resync, and the next one is delivered")

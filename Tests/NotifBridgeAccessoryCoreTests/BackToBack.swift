@@ -16,6 +16,9 @@ struct BackToBack {
     var deliveries: [AccessorySession.Delivery] = []
     /// Messages from the host are dropped while false (a cut link).
     var linkUp = true
+    /// While true, accessory → host messages wait in `inFlight` (a slow link).
+    var holdAccessoryToHost = false
+    var inFlight: [LinkMessage] = []
 
     init(suite: CipherSuite = .xWing, allowsP256: Bool = true) throws {
         let identity = try AccessoryPrivateKey.generate(suite)
@@ -49,7 +52,11 @@ struct BackToBack {
             accessoryActions.append(action)
             switch action {
             case .send(let message):
-                pumpHost(host.received(message))
+                if holdAccessoryToHost {
+                    inFlight.append(message)
+                } else {
+                    pumpHost(host.received(message))
+                }
             case .deliver(let delivery):
                 deliveries.append(delivery)
                 let alerted: Bool
@@ -58,6 +65,12 @@ struct BackToBack {
             case .persistExchange, .resumedExchange, .forgetExchange, .replaceIdentity, .close:
                 break
             }
+        }
+    }
+
+    mutating func flushAccessoryToHost() {
+        while !inFlight.isEmpty {
+            pumpHost(host.received(inFlight.removeFirst()))
         }
     }
 

@@ -326,10 +326,10 @@ public nonisolated struct Notifbridge_V1_KeyConfirm: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// first 8 bytes of SHA-256(encapsulated_key), big-endian
+  /// first 8 bytes of SHA-256(encapsulated_key) read as a big-endian
   public var exchangeID: UInt64 = 0
 
-  /// true when answering Hello.resume without a new exchange
+  /// integer (fixed64 itself is little-endian on the wire)
   public var resumed: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -372,7 +372,8 @@ public nonisolated struct Notifbridge_V1_Sealed: Sendable {
   public init() {}
 }
 
-/// The accessory could not decrypt: it dropped the exchange and a fresh KeyOffer follows.
+/// The accessory cannot use the host's exchange: it dropped it (and after a decrypt failure also
+/// generated a fresh key). A KeyOffer always follows.
 public nonisolated struct Notifbridge_V1_Resync: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -387,6 +388,8 @@ public nonisolated struct Notifbridge_V1_Resync: Sendable {
     case unspecified // = 0
     case decryptFailed // = 1
     case unknownExchange // = 2
+
+    /// reserved; an unbound feature_ref gets LinkError UNEXPECTED
     case unknownFeature // = 3
     case UNRECOGNIZED(Int)
 
@@ -456,7 +459,7 @@ public nonisolated struct Notifbridge_V1_LinkError: Sendable {
     /// e.g. P-256 on a local-network link
     case unsupportedSuite // = 5
 
-    /// another host is active
+    /// another host is active (links that serve one host at a time)
     case busy // = 6
     case UNRECOGNIZED(Int)
 

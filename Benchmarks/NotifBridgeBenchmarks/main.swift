@@ -1,0 +1,129 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTCP
+import NotifBridgeWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Figures for a typical ~300-byte notification (run with `swift run -c release NotifBridgeBenchmarks`):
+//   1. bytes on the wire per notification, framing included, per link;
+//   2. accessory CPU time from the last chunk to the stored record (reassembly, decrypt, decode,
+//      validate, SQLite commit), measured with the thread CPU clock.
+// These are reported, never asserted: timing belongs in a benchmark, not in a test.
+
+let count = Int(ProcessInfo.processInfo.environment["NB_BENCH_COUNT"] ?? "") ?? 2000
+
+func threadCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+}
+
+func percentile(_ sorted: [Duration], _ p: Double) -> Duration {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func microseconds(_ d: Duration) -> String {
+    String(format: "%.1f µs", Double(d.components.attoseconds) / 1e12 + Double(d.components.seconds) * 1e6)
+}
+
+/// Runs the key exchange between the two cores in memory and returns both, established.
+func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (AccessoryConnection, HostSession, KeyExchangeParameters) {
+    var accessory = AccessoryConnection(
+        session: AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
+        chunkLength: TCPLink.defaultChunkLength
+    )
+    var host = HostSession(configuration: .init(suites: [suite], identifier: "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21", featureID: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"))
+    var framer = ChunkFramer(chunkLength: TCPLink.defaultChunkLength)
+    var reassembler = ChunkReassembler()
+    var parameters: KeyExchangeParameters?
+    var pending = host.connected(maxChunkLength: TCPLink.defaultChunkLength)
+    while !pending.isEmpty {
+        var next: [HostSession.Action] = []
+        for case .send(let message) in pending {
+            for chunk in framer.frame(WireCodec.encode(message)) {
+                for action in accessory.received(chunk: chunk, now: .now) {
+                    switch action {
+                    case .persistExchange(let p): parameters = p
+                    case .transmit(let chunks, _):
+                        for chunk in chunks {
+                            if let bytes = try reassembler.receive(chunk, now: .now) {
+                                next += host.received(try WireCodec.decode(LinkMessage.self, from: bytes))
+                            }
+                        }
+                    default: break
+                    }
+                }
+            }
+        }
+        pending = next
+    }
+    guard host.isEstablished, let parameters else { fatalError("key exchange did not complete") }
+    return (accessory, host, parameters)
+}
+
+func wireReport(_ host: inout HostSession) {
+    let event = try! DataProvider.event(for: SampleNotifications.typical(index: 1), now: Date())
+    var plain = HostEvent()
+    plain.sequence = 1
+    plain.event = event
+    let plaintext = WireCodec.encode(plain).count
+    let message = host.seal(event, sequence: 1)!
+    let envelope = WireCodec.encode(message).count
+    print("  plaintext HostEvent: \(plaintext) B; sealed LinkMessage: \(envelope) B (AES-GCM +\(FeatureCipher.overhead), envelope +\(envelope - plaintext - FeatureCipher.overhead))")
+    for (label, chunkLength, prefix) in [("BLE, ATT MTU 23", GATTProfile.chunkLength(forATTMTU: 23), 0), ("BLE, ATT MTU 185 (iPhone typical)", GATTProfile.chunkLength(forATTMTU: 185), 0), ("BLE, ATT MTU 517", GATTProfile.chunkLength(forATTMTU: 517), 0), ("TCP link", TCPLink.defaultChunkLength, StreamFraming.lengthPrefixLength)] {
+        var framer = ChunkFramer(chunkLength: chunkLength)
+        let chunks = framer.frame(WireCodec.encode(message))
+        let bytes = chunks.reduce(0) { $0 + $1.count + prefix }
+        print("  \(label): \(bytes) B on the wire in \(chunks.count) chunk(s) (\(bytes - plaintext) B over the plaintext)")
+    }
+}
+
+func cpuReport(_ suite: CipherSuite) throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let store = try AccessoryStore(path: directory + "/bench.sqlite")
+    let identity = try AccessoryPrivateKey.generate(suite)
+
+    let exchangeStart = threadCPUTime()
+    var (accessory, host, parameters) = try establish(suite, identity: identity)
+    let exchangeCPU = threadCPUTime() - exchangeStart
+    try store.saveExchange(parameters, keyID: identity.keyID, now: Date())
+
+    print("\(suite.rawValue):")
+    print("  key exchange, both sides in one process: \(microseconds(exchangeCPU)) CPU")
+    wireReport(&host)
+
+    var framer = ChunkFramer(chunkLength: GATTProfile.chunkLength(forATTMTU: 185))
+    var bind = LinkMessage()
+    bind.bindFeature = .with { $0.featureRef = 1; $0.featureID = host.configuration.featureID }
+    for chunk in framer.frame(WireCodec.encode(bind)) { _ = accessory.received(chunk: chunk, now: .now) }
+
+    var samples: [Duration] = []
+    samples.reserveCapacity(count)
+    for index in 1...count {
+        let event = try DataProvider.event(for: SampleNotifications.typical(index: index), now: Date())
+        let chunks = framer.frame(WireCodec.encode(host.seal(event, sequence: UInt64(index))!))
+        for chunk in chunks.dropLast() { _ = accessory.received(chunk: chunk, now: .now) }
+        let start = threadCPUTime()
+        for action in accessory.received(chunk: chunks.last!, now: .now) {
+            if case .deliver(let delivery) = action {
+                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date()) { $0.alerting.shouldAlert }
+                precondition(outcome.stored, "notification \(index) was not stored")
+            }
+        }
+        samples.append(threadCPUTime() - start)
+    }
+    samples.sort()
+    let total = samples.reduce(Duration.zero, +)
+    print("  accessory CPU, last chunk → stored record (\(count) notifications, SQLite WAL on disk):")
+    print("    mean \(microseconds(total / count)), p50 \(microseconds(percentile(samples, 0.5))), p90 \(microseconds(percentile(samples, 0.9))), p99 \(microseconds(percentile(samples, 0.99)))")
+}
+
+print("NotifBridge benchmarks (\(count) notifications per suite)")
+for suite in CipherSuite.allCases { try cpuReport(suite) }
