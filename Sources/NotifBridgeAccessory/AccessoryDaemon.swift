@@ -26,6 +26,8 @@ public final class AccessoryDaemon: Sendable {
     /// Opens the store and loads the key, generating it on first start.
     public init(configuration: AccessoryConfiguration, presenter: any Presenter, logger: Logger) throws {
         try configuration.validate()
+        // SQLite creates -wal and -shm files beside the store; they hold notification content too.
+        umask(0o077)
         try prepareStateDirectory(configuration.stateDirectory)
         self.configuration = configuration
         self.presenter = presenter

@@ -33,12 +33,25 @@ public enum TCPLink {
         limits: WireLimits,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> TCPLinkChannel {
-        try await ClientBootstrap(group: group)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(5))
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
-            }
+        do {
+            return try await ClientBootstrap(group: group)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(5))
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
+                }
+        } catch let error as NIOConnectionError {
+            let reason = error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" } ?? "\(error)"
+            throw ConnectFailure(host: host, port: port, reason: reason)
+        }
+    }
+
+    /// No connection could be made; the reason is the socket's.
+    public struct ConnectFailure: Error, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var reason: String
+        public var description: String { "cannot connect to the accessory at \(host):\(port): \(reason)" }
     }
 
     private static func wrap(_ channel: any Channel, limits: WireLimits) throws -> TCPLinkChannel {

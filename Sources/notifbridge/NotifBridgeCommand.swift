@@ -55,3 +55,10 @@ func defaultStateDirectory() -> String {
     if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/notifbridge" }
     return (environment["HOME"] ?? ".") + "/.local/state/notifbridge"
 }
+
+/// A failure to report as one plain line, without the usage text ArgumentParser adds for
+/// validation errors.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

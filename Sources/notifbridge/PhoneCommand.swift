@@ -60,14 +60,14 @@ struct PhoneCommand: AsyncParsableCommand {
         if let file {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                throw ValidationError("cannot read --file \(file): \(error.localizedDescription)")
+                throw CommandFailure("cannot read --file \(file): \(error.localizedDescription)")
             }
             do {
                 let decoder = JSONDecoder()
                 decoder.dateDecodingStrategy = .iso8601
                 return try decoder.decode([HostOperation].self, from: data)
             } catch {
-                throw ValidationError("--file \(file) is not a JSON array of operations: \(error)")
+                throw CommandFailure("--file \(file) is not a JSON array of operations: \(error)")
             }
         }
         var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)
