@@ -54,6 +54,12 @@ let package = Package(
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
             swiftSettings: swiftSettings
         ),
+        // Golden vectors: written by `notifbridge vectors`, read by the tests.
+        .target(
+            name: "NotifBridgeVectors",
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire"],
+            swiftSettings: swiftSettings
+        ),
         // Layer 5: SQLite (GRDB) store and the 0600 key file.
         .target(
             name: "NotifBridgeStore",
@@ -93,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeHost",
+                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeVectors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,13 +119,13 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeWireTests",
-            dependencies: ["NotifBridgeWire", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeWire", "NotifBridgeVectors", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "NotifBridgeCryptoTests",
             dependencies: [
-                "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeAccessoryCore", "NotifBridgeTestSupport",
+                "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeAccessoryCore", "NotifBridgeVectors", "NotifBridgeTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

@@ -37,7 +37,7 @@ func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (A
         session: AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
         chunkLength: TCPLink.defaultChunkLength
     )
-    var host = HostSession(configuration: .init(suites: [suite], identifier: "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21", featureID: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"))
+    var host = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
     var framer = ChunkFramer(chunkLength: TCPLink.defaultChunkLength)
     var reassembler = ChunkReassembler()
     var parameters: KeyExchangeParameters?

@@ -140,3 +140,23 @@ public enum HostOperation: Codable, Sendable, Hashable {
         }
     }
 }
+
+/// Identifiers the simulated iPhone uses, as iOS would assign them at pairing.
+public enum SimulatorIdentity {
+    /// The accessory's Bluetooth identifier (iOS's CBPeripheral UUID for it), sent in KeyMaterial.
+    public static let accessoryIdentifier = "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21"
+    /// The notification feature's transport session UUID: the HPKE feature ID.
+    public static let featureID = "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"
+}
+
+extension HostOperation {
+    /// "add com.apple.MobileSMS/msg-1": what the operation is about, without its content.
+    public var summaryLine: String {
+        switch self {
+        case .add(let n, _): "add \(n.source)/\(n.id)"
+        case .update(let n): "update \(n.source)/\(n.id)"
+        case .remove(let source, let id): "remove \(source)/\(id)"
+        case .removeAll: "remove-all"
+        }
+    }
+}

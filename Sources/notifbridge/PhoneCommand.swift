@@ -47,7 +47,7 @@ struct PhoneCommand: AsyncParsableCommand {
     func run() async throws {
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
-        let session = HostSession(configuration: .init(suites: suite, identifier: PhoneDefaults.accessoryIdentifier, featureID: PhoneDefaults.featureID))
+        let session = HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
         let printer = PhonePrinter()
         let summary = try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: linger)
@@ -81,14 +81,6 @@ struct PhoneCommand: AsyncParsableCommand {
     }
 }
 
-/// Identifiers the simulated iPhone uses, as iOS would assign them at pairing.
-enum PhoneDefaults {
-    /// The accessory's Bluetooth identifier (iOS's CBPeripheral UUID for it).
-    static let accessoryIdentifier = "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21"
-    /// The notification feature's transport session UUID.
-    static let featureID = "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"
-}
-
 struct ForwardSummary: CustomStringConvertible, Sendable {
     var sent = 0
     var acknowledged = 0
@@ -103,7 +95,7 @@ func forward(_ operations: [HostOperation], over connection: PhoneConnection, pr
     for operation in operations {
         if let sequence = try connection.send(operation) {
             sequences.insert(sequence)
-            printer.line("sent \(operation.summary) as #\(sequence)")
+            printer.line("sent \(operation.summaryLine) as #\(sequence)")
         }
         if pause > .zero { try await Task.sleep(for: pause) }
     }
@@ -139,17 +131,6 @@ struct PhonePrinter: Sendable {
             line("accessory error \(code): \(detail)")
         case .closed(let reason):
             line("link closed: \(reason)")
-        }
-    }
-}
-
-extension HostOperation {
-    var summary: String {
-        switch self {
-        case .add(let n, _): "add \(n.source)/\(n.id)"
-        case .update(let n): "update \(n.source)/\(n.id)"
-        case .remove(let source, let id): "remove \(source)/\(id)"
-        case .removeAll: "remove-all"
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifBridgeVectors
 
 /// Writes the golden vectors under Tests/Vectors (see GoldenVectors.swift).
 struct VectorsCommand: AsyncParsableCommand {

@@ -23,7 +23,7 @@ struct BackToBack {
     init(suite: CipherSuite = .xWing, allowsP256: Bool = true) throws {
         let identity = try AccessoryPrivateKey.generate(suite)
         accessory = AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: allowsP256, transports: [.bluetooth]))
-        host = HostSession(configuration: .init(identifier: "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21", featureID: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"))
+        host = HostSession(configuration: .init(identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
     }
 
     mutating func connect() {

@@ -2,6 +2,7 @@ import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeTestSupport
+import NotifBridgeVectors
 import NotifBridgeWire
 import Testing
 
@@ -9,33 +10,10 @@ import Testing
 /// and ciphertexts with their expected plaintexts (written by `notifbridge vectors`).
 @Suite("Golden protocol vectors")
 struct GoldenVectorTests {
-    struct File: Decodable {
-        struct Exchange: Decodable {
-            var suite: String
-            var version: String
-            var identifier: String
-            var featureID: String
-            var accessorySecret: String
-            var accessoryPublicKey: String
-            var keyID: String
-            var encapsulatedKey: String
-            var exchangeID: String
-            var hostToAccessoryKey: String
-            var accessoryToHostKey: String
-            var messages: [Message]
-        }
-        struct Message: Decodable {
-            var direction: String
-            var summary: String
-            var ciphertext: String
-            var plaintext: String
-        }
-        var exchanges: [Exchange]
-    }
+    static let file = try? GoldenVectors.load(from: TestVectors.directory.appendingPathComponent("golden-v1.json"))
+    static let exchanges = file?.exchanges ?? []
 
-    static let exchanges = (try? TestVectors.load(File.self, from: "golden-v1.json").exchanges) ?? []
-
-    private func restore(_ exchange: File.Exchange) throws -> (AccessoryPrivateKey, KeyExchangeParameters) {
+    private func restore(_ exchange: GoldenVectors.Exchange) throws -> (AccessoryPrivateKey, KeyExchangeParameters) {
         let suite = try #require(CipherSuite(wireName: exchange.suite))
         let key = try AccessoryPrivateKey(suite: suite, secretRepresentation: Data(hex: exchange.accessorySecret))
         let parameters = KeyExchangeParameters(cipherSuite: exchange.suite, version: exchange.version, identifier: exchange.identifier, encapsulatedKey: Data(hex: exchange.encapsulatedKey))

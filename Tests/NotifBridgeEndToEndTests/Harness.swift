@@ -45,7 +45,7 @@ struct RunningAccessory {
 
 enum TestPhone {
     static func session(suites: [CipherSuite] = [.xWing, .p256]) -> HostSession {
-        HostSession(configuration: .init(suites: suites, identifier: "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21", featureID: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"))
+        HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
     }
 
     static func note(_ id: String, title: String = "Anna Schmidt", body: String = "Lunch? 🍜") -> HostNotification {

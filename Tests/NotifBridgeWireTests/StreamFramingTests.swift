@@ -1,5 +1,6 @@
 import Foundation
 import NotifBridgeTestSupport
+import NotifBridgeVectors
 import NotifBridgeWire
 import Testing
 
@@ -42,18 +43,9 @@ struct StreamFramingTests {
 
 @Suite("Golden framing vectors")
 struct FramingVectorTests {
-    struct File: Decodable {
-        struct Framing: Decodable {
-            var chunkLength: Int
-            var message: String
-            var chunks: [String]
-        }
-        var framing: [Framing]
-    }
-
     @Test("The framer produces the recorded chunks and the reassembler restores the message")
     func vectors() throws {
-        let file = try TestVectors.load(File.self, from: "golden-v1.json")
+        let file = try GoldenVectors.load(from: TestVectors.directory.appendingPathComponent("golden-v1.json"))
         #expect(file.framing.count >= 5)
         for vector in file.framing {
             var framer = ChunkFramer(chunkLength: vector.chunkLength)

@@ -7,44 +7,44 @@ import NotifBridgeWire
 /// Golden vectors for firmware writers and our own tests: a fixed accessory key, a recorded key
 /// exchange, and recorded ciphertexts with their expected plaintexts; plus framing examples.
 /// Field names are the contract of Tests/Vectors/golden-v1.json (docs/PROTOCOL.md §8).
-enum GoldenVectors {
-    struct File: Codable {
-        var description: String
-        var exchanges: [Exchange]
-        var framing: [Framing]
+public enum GoldenVectors {
+    public struct File: Codable, Sendable {
+        public var description: String
+        public var exchanges: [Exchange]
+        public var framing: [Framing]
     }
 
-    struct Exchange: Codable {
-        var suite: String
-        var version: String
-        var identifier: String
-        var featureID: String
-        var accessorySecret: String
-        var accessoryPublicKey: String
-        var keyID: String
-        var encapsulatedKey: String
-        var exchangeID: String
-        var hostToAccessoryKey: String
-        var accessoryToHostKey: String
-        var messages: [Message]
+    public struct Exchange: Codable, Sendable {
+        public var suite: String
+        public var version: String
+        public var identifier: String
+        public var featureID: String
+        public var accessorySecret: String
+        public var accessoryPublicKey: String
+        public var keyID: String
+        public var encapsulatedKey: String
+        public var exchangeID: String
+        public var hostToAccessoryKey: String
+        public var accessoryToHostKey: String
+        public var messages: [Message]
     }
 
-    struct Message: Codable {
-        var direction: String
-        var summary: String
-        var ciphertext: String
-        var plaintext: String
+    public struct Message: Codable, Sendable {
+        public var direction: String
+        public var summary: String
+        public var ciphertext: String
+        public var plaintext: String
     }
 
-    struct Framing: Codable {
-        var chunkLength: Int
-        var message: String
-        var chunks: [String]
+    public struct Framing: Codable, Sendable {
+        public var chunkLength: Int
+        public var message: String
+        public var chunks: [String]
     }
 
-    static let fixedDate = Date(timeIntervalSince1970: 1_778_490_000)  // 2026-05-11 09:00:00 UTC
+    public static let fixedDate = Date(timeIntervalSince1970: 1_778_490_000)  // 2026-05-11 09:00:00 UTC
 
-    static func make() throws -> Data {
+    public static func make() throws -> Data {
         let file = File(
             description: "NotifBridge protocol v1 golden vectors: fixed accessory keys, one recorded exchange per suite, sealed HostEvents and an AccessoryEvent with their plaintexts (protobuf), and chunk framing examples.",
             exchanges: try [exchange(.xWing, secret: Array(0x00...0x1f)), exchange(.p256, secret: Array(0x01...0x20))],
@@ -56,8 +56,8 @@ enum GoldenVectors {
     }
 
     private static func exchange(_ suite: CipherSuite, secret: [UInt8]) throws -> Exchange {
-        let identifier = PhoneDefaults.accessoryIdentifier
-        let featureID = PhoneDefaults.featureID
+        let identifier = SimulatorIdentity.accessoryIdentifier
+        let featureID = SimulatorIdentity.featureID
         let key = try AccessoryPrivateKey(suite: suite, secretRepresentation: Data(secret))
         var sender = try SenderSession(suite: suite, accessoryPublicKey: key.publicKeyRepresentation, identifier: identifier)
         let keys = try sender.featureKeys(featureID: featureID)
@@ -71,7 +71,7 @@ enum GoldenVectors {
             event.event = try DataProvider.event(for: operation, now: fixedDate)
             let plaintext = WireCodec.encode(event)
             let ciphertext = try FeatureCipher.seal(plaintext, using: keys.hostToAccessory)
-            messages.append(Message(direction: Direction.hostToAccessory.rawValue, summary: "\(operation.summary) #\(sequence)", ciphertext: hex(ciphertext), plaintext: hex(plaintext)))
+            messages.append(Message(direction: Direction.hostToAccessory.rawValue, summary: "\(operation.summaryLine) #\(sequence)", ciphertext: hex(ciphertext), plaintext: hex(plaintext)))
         }
         var receipt = AccessoryEvent()
         receipt.sequence = 1
@@ -111,6 +111,11 @@ enum GoldenVectors {
             var framer = ChunkFramer(chunkLength: chunkLength)
             return Framing(chunkLength: chunkLength, message: hex(message), chunks: framer.frame(message).map(hex))
         }
+    }
+
+    /// Reads a vector file written by `make()`.
+    public static func load(from url: URL) throws -> File {
+        try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
     }
 
     private static func hex(_ bytes: some Sequence<UInt8>) -> String {
