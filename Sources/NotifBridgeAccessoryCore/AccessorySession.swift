@@ -149,6 +149,13 @@ public struct AccessorySession: Sendable {
             ]
         }
         let suite = identity.suite
+        guard hello.cipherSuites.count <= Self.maxHelloSuites, hello.cipherSuites.allSatisfy({ $0.utf8.count <= Self.maxSuiteNameLength }) else {
+            state = .closed
+            return [
+                .send(.linkError(.tooLarge, "Hello lists \(hello.cipherSuites.count) cipher suites; at most \(Self.maxHelloSuites) names of \(Self.maxSuiteNameLength) bytes")),
+                .close(reason: "oversized Hello"),
+            ]
+        }
         if !hello.cipherSuites.isEmpty, !hello.cipherSuites.contains(where: { CipherSuite(wireName: $0) == suite }) {
             state = .closed
             return [
@@ -177,8 +184,11 @@ public struct AccessorySession: Sendable {
         case .awaitingHello, .closed:
             return [.send(.linkError(.unexpected, "KeyMaterial before Hello"))]
         }
-        guard material.identifier.utf8.count <= Self.maxIdentifierLength else {
-            return [.send(.linkError(.tooLarge, "KeyMaterial.identifier is \(material.identifier.utf8.count) bytes; at most \(Self.maxIdentifierLength)"))]
+        guard material.identifier.utf8.count <= Self.maxIdentifierLength,
+            material.cipherSuite.utf8.count <= Self.maxSuiteNameLength,
+            material.version.utf8.count <= Self.maxSuiteNameLength
+        else {
+            return [.send(.linkError(.tooLarge, "KeyMaterial strings over their limits: identifier \(Self.maxIdentifierLength), cipher_suite and version \(Self.maxSuiteNameLength) bytes"))]
         }
         guard material.keyID == Data(identity.keyID) else {
             state = .offered
@@ -332,6 +342,10 @@ public struct AccessorySession: Sendable {
     public static let maxFeatureIDLength = 64
     /// KeyMaterial.identifier: iOS sends a UUID string (36 bytes).
     public static let maxIdentifierLength = 64
+    /// Suite and version names ("XWing", "Version1"), which go into HPKE info.
+    public static let maxSuiteNameLength = 16
+    /// Suite names a Hello may list.
+    public static let maxHelloSuites = 4
 
     private func keyOffer() -> LinkMessage {
         var message = LinkMessage()

@@ -4,9 +4,9 @@ extension HostEvent {
     /// The notification this event is about; nil for remove-all.
     public var notificationID: WireNotificationID? {
         switch event {
-        case .add(let add): add.notification.id
-        case .update(let update): update.notification.id
-        case .remove(let remove): remove.id
+        case .add(let add): add.hasNotification ? add.notification.id : nil
+        case .update(let update): update.hasNotification ? update.notification.id : nil
+        case .remove(let remove): remove.hasID ? remove.id : nil
         case .removeAll, nil: nil
         }
     }

@@ -27,6 +27,7 @@ public struct KeyFile: Sendable {
         case wrongSuite(path: String, found: CipherSuite, expected: CipherSuite)
         case insecurePermissions(path: String, mode: UInt16)
         case writeFailed(path: String, reason: String)
+        case stateDirectory(path: String, reason: String)
 
         public var description: String {
             switch self {
@@ -34,6 +35,7 @@ public struct KeyFile: Sendable {
             case .wrongSuite(let path, let found, let expected): "key file \(path) holds a \(found.rawValue) key, expected \(expected.rawValue)"
             case .insecurePermissions(let path, let mode): "key file \(path) has mode \(String(mode, radix: 8)); it must be 600 (chmod 600 \(path))"
             case .writeFailed(let path, let reason): "cannot write key file \(path): \(reason)"
+            case .stateDirectory(let path, let reason): "cannot create the state directory \(path): \(reason)"
             }
         }
     }
@@ -94,5 +96,9 @@ public struct KeyFile: Sendable {
 
 /// Creates the state directory with mode 0700 if it does not exist.
 public func prepareStateDirectory(_ path: String) throws {
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    } catch {
+        throw KeyFile.Failure.stateDirectory(path: path, reason: (error as NSError).localizedDescription)
+    }
 }

@@ -19,12 +19,23 @@ public enum TCPLink {
         limits: WireLimits,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOAsyncChannel<TCPLinkChannel, Never> {
-        try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
-            }
+        do {
+            return try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
+                }
+        } catch let error as IOError {
+            throw ListenFailure(host: host, port: port, reason: error.errnoCode == EADDRINUSE ? "the port is already in use" : "\(error)")
+        }
+    }
+
+    public struct ListenFailure: Error, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var reason: String
+        public var description: String { "cannot listen on \(host):\(port): \(reason)" }
     }
 
     public static func connect(

@@ -39,7 +39,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         do {
             daemon = try AccessoryDaemon(configuration: configuration, presenter: json ? JSONPresenter() : TerminalPresenter(), logger: logger)
         } catch {
-            throw ValidationError("\(error)")
+            throw CommandFailure("\(error)")
         }
         let task = Task { try await daemon.run() }
         let signals = cancelOnTerminationSignals(task)

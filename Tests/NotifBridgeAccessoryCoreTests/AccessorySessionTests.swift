@@ -136,6 +136,24 @@ struct AccessorySessionTests {
         #expect(picky.received(hello(suites: ["XWing"])).map(\.name) == ["send LinkError(unsupportedSuite)", "close"])
     }
 
+    @Test("Hello may list 4 suite names; 5 are refused")
+    func helloSuiteCount() throws {
+        let key = try AccessoryPrivateKey.generate(.xWing)
+        var four = AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        #expect(four.received(hello(suites: ["XWing", "P256", "a", "b"])).map(\.name) == ["send KeyOffer"])
+        var five = AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))
+        #expect(five.received(hello(suites: ["XWing", "P256", "a", "b", "c"])).map(\.name) == ["send LinkError(tooLarge)", "close"])
+    }
+
+    @Test("KeyMaterial identifier: 64 bytes accepted, 65 refused", arguments: [(64, true), (65, false)])
+    func identifierLength(length: Int, accepted: Bool) throws {
+        var link = try BackToBack()
+        link.host = HostSession(configuration: .init(identifier: String(repeating: "i", count: length), featureID: SimulatorIdentity.featureID))
+        link.connect()
+        #expect(link.accessory.isEstablished == accepted)
+        #expect(link.linkErrors.map(\.code) == (accepted ? [] : [.tooLarge]))
+    }
+
     @Test("Sealed before any exchange asks the host to resync")
     func sealedTooEarly() throws {
         var session = AccessorySession(identity: try AccessoryPrivateKey.generate(.xWing), exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth]))

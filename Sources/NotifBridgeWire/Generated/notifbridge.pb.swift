@@ -326,10 +326,11 @@ public nonisolated struct Notifbridge_V1_KeyConfirm: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// first 8 bytes of SHA-256(encapsulated_key) read as a big-endian
+  /// The first 8 bytes of SHA-256(encapsulated_key) read as a big-endian integer
+  /// (fixed64 itself is little-endian on the wire).
   public var exchangeID: UInt64 = 0
 
-  /// integer (fixed64 itself is little-endian on the wire)
+  /// true when answering Hello.resume without a new exchange
   public var resumed: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
