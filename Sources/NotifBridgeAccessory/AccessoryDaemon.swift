@@ -82,13 +82,36 @@ public final class AccessoryDaemon: Sendable {
         do {
             try await withTaskCancellationHandler {
                 try await channel.executeThenClose { inbound, outbound in
-                    for try await item in inbound {
-                        let actions: [AccessoryConnection.Action]
-                        switch item {
-                        case .chunk(let chunk): actions = connection.received(chunk: chunk, now: .now)
-                        case .invalid(let error): actions = connection.streamFailed(error)
+                    // Chunks and a once-a-second tick arrive on one stream, so partial messages
+                    // time out even on a link that has gone quiet.
+                    let (inputs, continuation) = AsyncStream.makeStream(of: LinkInput.self)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            defer { continuation.finish() }
+                            for try await item in inbound { continuation.yield(.inbound(item)) }
                         }
-                        if try await perform(actions, on: &connection, outbound: outbound) == .close { return }
+                        group.addTask {
+                            while true {
+                                try await Task.sleep(for: Self.tickInterval)
+                                continuation.yield(.tick)
+                            }
+                        }
+                        defer { group.cancelAll() }
+                        for await input in inputs {
+                            let actions: [AccessoryConnection.Action]
+                            switch input {
+                            case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
+                            case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
+                            case .tick:
+                                for id in connection.tick(now: .now) {
+                                    let detail = "message \(id) from \(peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
+                                    logger.notice("\(detail)")
+                                    presenter.present(.refused(detail: detail))
+                                }
+                                continue
+                            }
+                            if try await perform(actions, on: &connection, outbound: outbound) == .close { return }
+                        }
                     }
                 }
             } onCancel: {
@@ -103,6 +126,14 @@ public final class AccessoryDaemon: Sendable {
     }
 
     private enum Outcome { case keepOpen, close }
+
+    private enum LinkInput: Sendable {
+        case inbound(TCPInbound)
+        case tick
+    }
+
+    /// How often idle connections are checked for timed-out partial messages.
+    static let tickInterval = Duration.seconds(1)
 
     /// Carries out actions in order; a delivery's receipt is sent after the store has it.
     private func perform(

@@ -73,21 +73,25 @@ public struct AccessorySession: Sendable {
     private var exchange: Exchange?
     private var state: State = .awaitingHello
     private let makeKey: @Sendable (CipherSuite) throws(CryptoError) -> AccessoryPrivateKey
+    private let nonces: NonceSource
 
     /// - Parameters:
     ///   - identity: the accessory's persisted private key.
     ///   - exchange: the persisted exchange, if any, which a host may resume.
     ///   - makeKey: where fresh keys come from after a decrypt failure (injected randomness).
+    ///   - nonces: where the nonces of sealed replies come from (injected randomness).
     public init(
         identity: AccessoryPrivateKey,
         exchange: Exchange?,
         configuration: Configuration,
-        makeKey: @escaping @Sendable (CipherSuite) throws(CryptoError) -> AccessoryPrivateKey = AccessoryPrivateKey.generate
+        makeKey: @escaping @Sendable (CipherSuite) throws(CryptoError) -> AccessoryPrivateKey = AccessoryPrivateKey.generate,
+        nonces: NonceSource = .system
     ) {
         self.identity = identity
         self.exchange = exchange
         self.configuration = configuration
         self.makeKey = makeKey
+        self.nonces = nonces
     }
 
     public var isEstablished: Bool {
@@ -309,7 +313,7 @@ public struct AccessorySession: Sendable {
         message.event = event
         do {
             let keys = try established.recipient.featureKeys(featureID: featureID)
-            let ciphertext = try FeatureCipher.seal(WireCodec.encode(message), using: keys.accessoryToHost)
+            let ciphertext = try FeatureCipher.seal(WireCodec.encode(message), using: keys.accessoryToHost, nonces: nonces)
             state = .established(established)
             var link = LinkMessage()
             link.sealed = .with {

@@ -1,6 +1,23 @@
 import Crypto
 import Foundation
 
+/// Where AES-GCM nonces come from: the system's secure random generator unless a caller (a test,
+/// a golden-vector writer) injects another source. The cores take one, so they own no randomness.
+public struct NonceSource: Sendable {
+    private let make: @Sendable () -> [UInt8]
+
+    public init(_ make: @escaping @Sendable () -> [UInt8]) {
+        self.make = make
+    }
+
+    public static let system = NonceSource {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<FeatureCipher.nonceLength).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    public func next() -> [UInt8] { make() }
+}
+
 /// AES-256-GCM as the platform uses it: `nonce(12) ‖ ciphertext ‖ tag(16)`, no AAD.
 public enum FeatureCipher {
     public static let nonceLength = 12
@@ -8,14 +25,14 @@ public enum FeatureCipher {
     /// Bytes a sealed message adds to its plaintext.
     public static let overhead = nonceLength + tagLength
 
-    /// Seals with a fresh random nonce unless one is injected (tests and golden vectors).
+    /// Seals under a nonce from `nonces` (the system's random generator by default).
     public static func seal(
         _ plaintext: some DataProtocol,
         using key: SymmetricKey,
-        nonce: AES.GCM.Nonce = AES.GCM.Nonce()
+        nonces: NonceSource = .system
     ) throws(CryptoError) -> Data {
         do {
-            let box = try AES.GCM.seal(plaintext, using: key, nonce: nonce)
+            let box = try AES.GCM.seal(plaintext, using: key, nonce: try AES.GCM.Nonce(data: nonces.next()))
             guard let combined = box.combined else {
                 throw CryptoError(.sealFailed, "AES-GCM produced no combined form")
             }

@@ -10,6 +10,8 @@ public enum PhoneEvent: Sendable {
     case removeOnPhone([(source: String, id: String)])
     case resync(reason: String)
     case peerError(code: String, detail: String)
+    /// An event the accessory could never accept was not sent.
+    case notSent(reason: String)
     case closed(reason: String)
 }
 

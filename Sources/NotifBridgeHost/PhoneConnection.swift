@@ -75,7 +75,8 @@ public final class PhoneConnection: Sendable {
     // MARK: Sending
 
     /// Forwards one operation as the data provider would; returns its sequence number, or nil
-    /// if it was queued until the key exchange completes.
+    /// if it was queued until the key exchange completes. Throws if the accessory could never
+    /// accept it, as `addNotification` would.
     @discardableResult
     public func send(_ operation: HostOperation, now: Date = Date()) throws -> UInt64? {
         let event = try DataProvider.event(for: operation, now: now)
@@ -84,6 +85,9 @@ public final class PhoneConnection: Sendable {
             return (sequence, state.session.send(event))
         }
         perform(actions)
+        for case .refused(let reason) in actions {
+            throw PhoneFailure(description: "\(operation.summaryLine) not sent: \(reason)")
+        }
         return sequence
     }
 
@@ -189,6 +193,8 @@ public final class PhoneConnection: Sendable {
                 post(.resync(reason: String(describing: reason)))
             case .peerError(let error):
                 post(.peerError(code: String(describing: error.code), detail: error.detail))
+            case .refused(let reason):
+                post(.notSent(reason: reason))
             case .close(let reason):
                 finish(reason: reason)
             }

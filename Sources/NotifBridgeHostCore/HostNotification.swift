@@ -35,18 +35,31 @@ public struct HostNotification: Codable, Sendable, Hashable {
     public struct TextRunInput: Codable, Sendable, Hashable {
         public var text: String?
         public var glyph: GlyphInput?
+        public init(text: String?, glyph: GlyphInput?) {
+            self.text = text
+            self.glyph = glyph
+        }
     }
 
     public struct GlyphInput: Codable, Sendable, Hashable {
         public var id: String
         public var description: String
         public var image: FileInput?
+        public init(id: String, description: String, image: FileInput?) {
+            self.id = id
+            self.description = description
+            self.image = image
+        }
     }
 
     public struct DisplayDateInput: Codable, Sendable, Hashable {
         public enum Kind: String, Codable, Sendable { case delivery, content, allDay, hide }
         public var kind: Kind
         public var date: Date?
+        public init(kind: Kind, date: Date?) {
+            self.kind = kind
+            self.date = date
+        }
     }
 
     public enum AttributeInput: String, Codable, Sendable { case timeSensitive, critical, priority }
@@ -57,12 +70,22 @@ public struct HostNotification: Codable, Sendable, Hashable {
         public var title: String?
         public var type: Kind
         public var placeholder: String?
+        public init(id: String, title: String?, type: Kind, placeholder: String? = nil) {
+            self.id = id
+            self.title = title
+            self.type = type
+            self.placeholder = placeholder
+        }
     }
 
     /// A file as the data provider would read it from `AccessoryNotification.File.url`.
     public struct FileInput: Codable, Sendable, Hashable {
         public var type: String
         public var base64: String
+        public init(type: String, base64: String) {
+            self.type = type
+            self.base64 = base64
+        }
     }
 }
 

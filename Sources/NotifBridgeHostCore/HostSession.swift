@@ -30,6 +30,8 @@ public struct HostSession: Sendable {
         public var accessoryKeyID: Data
         public var sender: SenderSession
         public var nextSequence: UInt64 = 1
+        /// The largest message the accessory accepts (KeyOffer.max_message_length).
+        public var maxMessageLength = WireLimits.defaultMaxMessageLength
         public var exchangeID: UInt64 { sender.parameters.exchangeID }
     }
 
@@ -47,6 +49,8 @@ public struct HostSession: Sendable {
         case accessoryEvent(AccessoryEvent)
         case resync(Notifbridge_V1_Resync.Reason)
         case peerError(Notifbridge_V1_LinkError)
+        /// Not sent: the accessory could never accept it (the data provider's call throws).
+        case refused(reason: String)
         case close(reason: String)
     }
 
@@ -65,18 +69,24 @@ public struct HostSession: Sendable {
     private var unsent: [HostEvent.OneOf_Event] = []
     private var unacknowledged: [(sequence: UInt64, event: HostEvent.OneOf_Event)] = []
     private let makeSender: @Sendable (CipherSuite, Data, String) throws(CryptoError) -> SenderSession
+    private let nonces: NonceSource
     private static let featureRef: UInt32 = 1
 
+    /// - Parameters:
+    ///   - makeSender: HPKE encapsulation, whose ephemeral key is random (injected randomness).
+    ///   - nonces: where the nonces of sealed events come from (injected randomness).
     public init(
         configuration: Configuration,
         pairing: Pairing? = nil,
         makeSender: @escaping @Sendable (CipherSuite, Data, String) throws(CryptoError) -> SenderSession = { suite, key, identifier throws(CryptoError) in
             try SenderSession(suite: suite, accessoryPublicKey: key, identifier: identifier)
-        }
+        },
+        nonces: NonceSource = .system
     ) {
         self.configuration = configuration
         self.pairing = pairing
         self.makeSender = makeSender
+        self.nonces = nonces
     }
 
     public var isEstablished: Bool {
@@ -144,7 +154,8 @@ public struct HostSession: Sendable {
         } catch {
             return [.close(reason: "cannot encapsulate to the offered key: \(error)")]
         }
-        let next = Pairing(accessoryKeyID: offer.keyID, sender: sender)
+        var next = Pairing(accessoryKeyID: offer.keyID, sender: sender)
+        if offer.maxMessageLength > 0 { next.maxMessageLength = Int(offer.maxMessageLength) }
         state = .materialSent(next)
         var message = LinkMessage()
         message.keyMaterial = .with {
@@ -216,15 +227,18 @@ public struct HostSession: Sendable {
 
     /// Queues one event; it is sealed and sent at once when the link is established.
     public mutating func send(_ event: HostEvent.OneOf_Event) -> [Action] {
-        guard case .established = state, var pairing else {
+        guard case .established = state, let sequence = pairing?.nextSequence else {
             unsent.append(event)
             return []
         }
-        let sequence = pairing.nextSequence
+        guard let message = seal(event, sequence: sequence), var pairing else { return [] }
+        let length = WireCodec.encode(message).count
+        guard length <= pairing.maxMessageLength else {
+            return [.refused(reason: "the sealed event is \(length) bytes; the accessory accepts at most \(pairing.maxMessageLength)")]
+        }
         pairing.nextSequence += 1
         self.pairing = pairing
         unacknowledged.append((sequence, event))
-        guard let message = seal(event, sequence: sequence) else { return [] }
         return [.send(message)]
     }
 
@@ -239,7 +253,7 @@ public struct HostSession: Sendable {
         hostEvent.event = event
         do {
             let keys = try pairing.sender.featureKeys(featureID: configuration.featureID)
-            let ciphertext = try FeatureCipher.seal(WireCodec.encode(hostEvent), using: keys.hostToAccessory)
+            let ciphertext = try FeatureCipher.seal(WireCodec.encode(hostEvent), using: keys.hostToAccessory, nonces: nonces)
             self.pairing = pairing
             var message = LinkMessage()
             message.sealed = .with {

@@ -129,6 +129,8 @@ struct PhonePrinter: Sendable {
             line("accessory asked to resync (\(reason)); redoing the key exchange")
         case .peerError(let code, let detail):
             line("accessory error \(code): \(detail)")
+        case .notSent(let reason):
+            line("not sent: \(reason)")
         case .closed(let reason):
             line("link closed: \(reason)")
         }

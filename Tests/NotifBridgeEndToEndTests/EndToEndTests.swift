@@ -128,6 +128,45 @@ struct EndToEndTests {
         #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["kept", "still"])
     }
 
+    @Test("A partial message on a quiet link is dropped after the timeout, with nothing more sent")
+    func idlePartialMessage() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path, limits: WireLimits(partialMessageTimeout: .milliseconds(200)))
+        defer { Task { await accessory.stop() } }
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+            try await connection.waitUntilEstablished()
+            var framer = ChunkFramer(chunkLength: 64)
+            let chunks = framer.frame(Array(repeating: UInt8(7), count: 500))
+            connection.sendRawChunks([chunks[0]])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while accessory.presenter.refusals.isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(accessory.presenter.refusals.count == 1)
+            #expect(accessory.presenter.refusals.first?.contains("incomplete") == true)
+            // The link still works.
+            _ = try await TestPhone.forward([.add(TestPhone.note("fine"), .standard)], over: connection)
+        }
+    }
+
+    @Test("The host refuses an event over the accessory's advertised maximum; the next is delivered")
+    func advertisedMaximum() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path, limits: WireLimits(maxMessageLength: 2000))
+        defer { Task { await accessory.stop() } }
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+            try await connection.waitUntilEstablished()
+            var big = TestPhone.note("big")
+            big.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 0xFF, count: 3000).base64EncodedString())]
+            #expect(throws: PhoneFailure.self) { try connection.send(.add(big, .standard)) }
+            let receipts = try await TestPhone.forward([.add(TestPhone.note("small"), .standard)], over: connection)
+            #expect(receipts.keys.sorted() == [1], "the refused event consumed no sequence number")
+        }
+        #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier) == ["small"])
+    }
+
     @Test("Local-network listeners refuse P-256 before binding")
     func p256OnLocalNetwork() throws {
         #expect(throws: AccessoryConfiguration.Invalid.self) {

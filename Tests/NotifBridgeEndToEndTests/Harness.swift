@@ -5,6 +5,7 @@ import NotifBridgeCrypto
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeTestSupport
+import NotifBridgeWire
 import Synchronization
 
 /// Collects what the accessory displayed, for assertions.
@@ -23,10 +24,10 @@ struct RunningAccessory {
     let port: Int
     let task: Task<Void, any Error>
 
-    static func start(stateDirectory: String, suite: CipherSuite = .xWing) async throws -> RunningAccessory {
+    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
-            configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite),
+            configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits),
             presenter: presenter,
             logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
         )
