@@ -54,6 +54,16 @@ let package = Package(
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
             swiftSettings: swiftSettings
         ),
+        // Text for small screens: grapheme-safe cutting and wrapping to display profiles. No IO.
+        .target(
+            name: "NotifBridgeDisplay",
+            swiftSettings: swiftSettings
+        ),
+        // User hooks (a command per alert, JSON on stdin) and desktop notifications.
+        .target(
+            name: "NotifBridgeHooks",
+            swiftSettings: swiftSettings
+        ),
         // Golden vectors: written by `notifbridge vectors`, read by the tests.
         .target(
             name: "NotifBridgeVectors",
@@ -138,6 +148,16 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeStoreTests",
             dependencies: ["NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeDisplayTests",
+            dependencies: ["NotifBridgeDisplay"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeHooksTests",
+            dependencies: ["NotifBridgeHooks", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
