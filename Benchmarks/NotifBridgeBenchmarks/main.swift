@@ -113,7 +113,7 @@ func cpuReport(_ suite: CipherSuite) throws {
         let start = threadCPUTime()
         for action in accessory.received(chunk: chunks.last!, now: .now) {
             if case .deliver(let delivery) = action {
-                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date()) { $0.alerting.shouldAlert }
+                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date(), policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
                 precondition(outcome.stored, "notification \(index) was not stored")
             }
         }

@@ -47,4 +47,11 @@ public struct AccessoryConfiguration: Sendable {
     }
 
     var storePath: String { (stateDirectory as NSString).appendingPathComponent("accessory.sqlite") }
+
+    /// Where `notifbridge respond` reaches the running daemon (mode 0600 through the umask).
+    public var controlSocketPath: String { Self.controlSocketPath(stateDirectory: stateDirectory) }
+
+    public static func controlSocketPath(stateDirectory: String) -> String {
+        (stateDirectory as NSString).appendingPathComponent("control.sock")
+    }
 }

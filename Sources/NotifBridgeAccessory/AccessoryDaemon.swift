@@ -8,73 +8,131 @@ import NotifBridgeTCP
 import NotifBridgeWire
 import Synchronization
 
-/// The accessory: owns the key, the store and the listener, and drives one `AccessoryConnection`
-/// per host connection. All IO of the accessory side happens here and in the store.
+/// The accessory: owns the key, the store, the listeners and the alert pipeline, and drives one
+/// `AccessoryConnection` per host connection. All IO of the accessory side happens here and in
+/// the store.
 public final class AccessoryDaemon: Sendable {
     public let configuration: AccessoryConfiguration
+    public let policy: PolicyFile
     public let store: AccessoryStore
-    private let keyFile: KeyFile
-    private let presenter: any Presenter
-    private let logger: Logger
-    private let state: Mutex<State>
+    let keyFile: KeyFile
+    let presenter: any Presenter
+    let sinks: [any AlertSink]
+    let logger: Logger
+    let minuteOfDay: @Sendable () -> Int
+    let state: Mutex<State>
 
-    private struct State {
+    struct State {
         var identity: AccessoryPrivateKey
         var exchange: KeyExchangeParameters?
+        var limiter: BurstLimiter
+        /// Open host connections, by when they connected; replies go to the newest established.
+        var connections: [UUID: ConnectionHandle] = [:]
+    }
+
+    struct ConnectionHandle {
+        var connectedAt: ContinuousClock.Instant
+        var inputs: AsyncStream<LinkInput>.Continuation
+        var established = false
     }
 
     /// Opens the store and loads the key, generating it on first start.
-    public init(configuration: AccessoryConfiguration, presenter: any Presenter, logger: Logger) throws {
+    /// - Parameter minuteOfDay: local time for quiet hours (injected so tests can pick the hour).
+    public init(
+        configuration: AccessoryConfiguration,
+        policy: PolicyFile = .default,
+        presenter: any Presenter,
+        sinks: [any AlertSink] = [],
+        logger: Logger,
+        minuteOfDay: @escaping @Sendable () -> Int = AccessoryDaemon.localMinuteOfDay
+    ) throws {
         try configuration.validate()
         // SQLite creates -wal and -shm files beside the store; they hold notification content too.
         umask(0o077)
         try prepareStateDirectory(configuration.stateDirectory)
         self.configuration = configuration
+        self.policy = policy
         self.presenter = presenter
+        self.sinks = sinks
         self.logger = logger
+        self.minuteOfDay = minuteOfDay
         keyFile = KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
         let (identity, created) = try keyFile.loadOrCreate(configuration.suite)
-        store = try AccessoryStore(path: configuration.storePath)
+        store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         let exchange = try store.activeExchange(keyID: identity.keyID)
-        state = Mutex(State(identity: identity, exchange: exchange))
+        state = Mutex(State(identity: identity, exchange: exchange, limiter: BurstLimiter(limit: policy.burst)))
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hex(identity.keyID)) in \(keyFile.path)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
         }
     }
 
+    public static let localMinuteOfDay: @Sendable () -> Int = {
+        let parts = Calendar.current.dateComponents([.hour, .minute], from: Date())
+        return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+    }
+
     /// The current public key's identifier, as offered in KeyOffer.
     public var keyID: [UInt8] { state.withLock { $0.identity.keyID } }
 
-    /// Listens and serves hosts until the task is cancelled. `onListening` gets the bound port.
+    /// Listens for hosts and for local control requests until the task is cancelled.
+    /// `onListening` gets the bound TCP port.
     public func run(onListening: @Sendable (Int) -> Void = { _ in }) async throws {
         let server = try await TCPLink.listen(host: configuration.host, port: configuration.port, limits: configuration.limits)
+        let control = try await ControlSocket.listen(path: configuration.controlSocketPath)
         let port = server.channel.localAddress?.port ?? configuration.port
-        logger.info("listening on \(configuration.host):\(port)")
+        logger.info("listening on \(configuration.host):\(port); control socket \(configuration.controlSocketPath)")
         presenter.present(.listening(host: configuration.host, port: port, suite: configuration.suite.rawValue, keyID: hex(keyID)))
         onListening(port)
         try await withTaskCancellationHandler {
-            try await server.executeThenClose { connections in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask {
+                    try await server.executeThenClose { connections in
+                        try await withThrowingDiscardingTaskGroup { group in
+                            for try await connection in connections {
+                                group.addTask { await self.serve(connection) }
+                            }
+                        }
                     }
                 }
+                group.addTask {
+                    try await control.executeThenClose { clients in
+                        try await withThrowingDiscardingTaskGroup { group in
+                            for try await client in clients {
+                                group.addTask { await self.serveControl(client) }
+                            }
+                        }
+                    }
+                }
+                group.addTask { try await self.runSummaryTicker() }
             }
         } onCancel: {
             server.channel.close(promise: nil)
+            control.channel.close(promise: nil)
         }
     }
 
+    /// Inputs of one connection's loop: chunks, a once-a-second tick, and sealed messages the
+    /// control socket asks to send.
+    enum LinkInput: Sendable {
+        case inbound(TCPInbound)
+        case tick
+        case send(AccessoryEvent.OneOf_Event, reply: SendReply)
+    }
+
+    /// How often idle connections are checked for timed-out partial messages.
+    static let tickInterval = Duration.seconds(1)
+
     private func serve(_ channel: TCPLinkChannel) async {
         let peer = channel.channel.remoteAddress?.description ?? "unknown"
-        let (identity, exchange) = state.withLock { ($0.identity, $0.exchange) }
+        let id = UUID()
+        let (inputs, continuation) = AsyncStream.makeStream(of: LinkInput.self)
+        let (identity, exchange) = state.withLock { state in
+            state.connections[id] = ConnectionHandle(connectedAt: .now, inputs: continuation)
+            return (state.identity, state.exchange)
+        }
         var connection = AccessoryConnection(
-            session: AccessorySession(
-                identity: identity,
-                exchange: exchange.map(AccessorySession.Exchange.init),
-                configuration: configuration.sessionConfiguration
-            ),
+            session: AccessorySession(identity: identity, exchange: exchange.map(AccessorySession.Exchange.init), configuration: configuration.sessionConfiguration),
             chunkLength: TCPLink.defaultChunkLength
         )
         presenter.present(.connected(peer: peer))
@@ -82,9 +140,6 @@ public final class AccessoryDaemon: Sendable {
         do {
             try await withTaskCancellationHandler {
                 try await channel.executeThenClose { inbound, outbound in
-                    // Chunks and a once-a-second tick arrive on one stream, so partial messages
-                    // time out even on a link that has gone quiet.
-                    let (inputs, continuation) = AsyncStream.makeStream(of: LinkInput.self)
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             defer { continuation.finish() }
@@ -103,14 +158,22 @@ public final class AccessoryDaemon: Sendable {
                             case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
                             case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
                             case .tick:
-                                for id in connection.tick(now: .now) {
-                                    let detail = "message \(id) from \(peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
-                                    logger.notice("\(detail)")
-                                    presenter.present(.refused(detail: detail))
+                                expirePartials(&connection, peer: peer)
+                                continue
+                            case .send(let event, let reply):
+                                guard let feature = connection.session.currentFeatureID else {
+                                    reply.finish(.failure("the iPhone has not completed the key exchange"))
+                                    continue
                                 }
+                                actions = connection.seal(event, featureID: feature)
+                                let outcome = try await perform(actions, on: &connection, outbound: outbound)
+                                reply.finish(actions.isEmpty ? .failure("could not seal the message") : .success(()))
+                                if outcome == .close { return }
                                 continue
                             }
-                            if try await perform(actions, on: &connection, outbound: outbound) == .close { return }
+                            let outcome = try await perform(actions, on: &connection, outbound: outbound)
+                            markEstablished(id, connection.session.isEstablished)
+                            if outcome == .close { return }
                         }
                     }
                 }
@@ -120,97 +183,48 @@ public final class AccessoryDaemon: Sendable {
         } catch {
             logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
         }
+        state.withLock { _ = $0.connections.removeValue(forKey: id) }
+        continuation.finish()
         connection.disconnected()
         presenter.present(.disconnected(peer: peer))
         logger.info("host disconnected", metadata: ["peer": "\(peer)"])
     }
 
-    private enum Outcome { case keepOpen, close }
-
-    private enum LinkInput: Sendable {
-        case inbound(TCPInbound)
-        case tick
+    private func markEstablished(_ id: UUID, _ established: Bool) {
+        state.withLock { $0.connections[id]?.established = established }
     }
 
-    /// How often idle connections are checked for timed-out partial messages.
-    static let tickInterval = Duration.seconds(1)
-
-    /// Carries out actions in order; a delivery's receipt is sent after the store has it.
-    private func perform(
-        _ actions: [AccessoryConnection.Action],
-        on connection: inout AccessoryConnection,
-        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>
-    ) async throws -> Outcome {
-        var queue = actions[...]
-        while let action = queue.popFirst() {
-            switch action {
-            case .transmit(let chunks, let kind):
-                logger.debug("sending \(kind) in \(chunks.count) chunk(s)")
-                try await outbound.write(contentsOf: chunks)
-            case .persistExchange(let parameters):
-                let keyID = state.withLock { state in
-                    state.exchange = parameters
-                    return state.identity.keyID
-                }
-                try store.saveExchange(parameters, keyID: keyID, now: Date())
-                presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
-                logger.info("key exchange \(exchangeHex(parameters.exchangeID)) completed (\(parameters.cipherSuite))")
-            case .resumedExchange(let exchangeID):
-                presenter.present(.keyExchange(suite: configuration.suite.rawValue, exchangeID: exchangeID, resumed: true))
-                logger.info("host resumed key exchange \(exchangeHex(exchangeID))")
-            case .forgetExchange(let exchangeID):
-                state.withLock { if $0.exchange?.exchangeID == exchangeID { $0.exchange = nil } }
-                try store.forgetExchange(exchangeID)
-            case .replaceIdentity(let key):
-                try keyFile.save(key)
-                state.withLock { $0.identity = key }
-                logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hex(key.keyID)) after a decrypt failure")
-                presenter.present(.resync(reason: "a message did not decrypt"))
-            case .deliver(let delivery):
-                do {
-                    let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date()) { add in add.alerting.shouldAlert }
-                    show(delivery.event, outcome)
-                    queue.append(contentsOf: connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted))
-                } catch {
-                    logger.error("could not store event #\(delivery.event.sequence): \(error)")
-                    queue.append(contentsOf: connection.deliveryFailed("\(error)"))
-                }
-            case .refused(let error):
-                logger.warning("refused input from host: \(error)")
-                presenter.present(.refused(detail: error.description))
-            case .close(let reason):
-                logger.notice("closing connection: \(reason)")
-                return .close
-            }
-        }
-        return .keepOpen
-    }
-
-    private func show(_ event: HostEvent, _ outcome: ApplyOutcome) {
-        let kind: String
-        switch event.event {
-        case .add: kind = "add"
-        case .update: kind = "update"
-        case .remove: kind = "remove"
-        case .removeAll: kind = "remove-all"
-        case nil: kind = "empty"
-        }
-        logger.info("applied \(kind) #\(event.sequence): \(outcome.decision)\(outcome.alerted ? ", alerting" : "")")
-        if let record = outcome.record {
-            logger.debug("notification content", metadata: ["title": "\(record.notification.title)", "body": "\(record.notification.body.plainText)"])
-        }
-        switch (event.event, outcome.decision) {
-        case (.removeAll, .markRemoved): presenter.present(.removedAll(count: outcome.removedCount))
-        case (_, .ignore(let reason)):
-            if let id = event.notificationID {
-                presenter.present(.ignored(source: id.sourceIdentifier, id: id.notificationIdentifier, reason: reason.rawValue))
-            }
-        case (.add, .insert), (.update, .insert): outcome.record.map { presenter.present(.notification($0, change: .added)) }
-        case (_, .replace): outcome.record.map { presenter.present(.notification($0, change: .updated)) }
-        case (_, .markRemoved): outcome.record.map { presenter.present(.notification($0, change: .removed)) }
-        default: break
+    private func expirePartials(_ connection: inout AccessoryConnection, peer: String) {
+        for id in connection.tick(now: .now) {
+            let detail = "message \(id) from \(peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
+            logger.notice("\(detail)")
+            presenter.present(.refused(detail: detail))
         }
     }
+}
+
+/// Completes a control request waiting for its message to be sent (or refused).
+final class SendReply: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<Void, SendFailure>, Never>?>
+
+    init(_ continuation: CheckedContinuation<Result<Void, SendFailure>, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func finish(_ result: Result<Void, SendFailure>) {
+        continuation.withLock { $0?.resume(returning: result); $0 = nil }
+    }
+
+    /// A request dropped unanswered (its connection closed first) still gets an answer.
+    deinit {
+        finish(.failure("the iPhone disconnected before the message was sent"))
+    }
+}
+
+struct SendFailure: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+    var description: String
+    init(stringLiteral value: String) { description = value }
+    init(_ description: String) { self.description = description }
 }
 
 func hex(_ bytes: some Sequence<UInt8>) -> String {

@@ -14,6 +14,8 @@ public enum DisplayEvent: Sendable {
     case ignored(source: String, id: String, reason: String)
     case resync(reason: String)
     case refused(detail: String)
+    /// Notifications held back during a burst, announced as one alert.
+    case burstSummary(count: Int)
 
     public enum Change: String, Sendable {
         case added, updated, removed
@@ -56,6 +58,8 @@ public struct TerminalPresenter: Presenter {
             writer.write("⚠ resync: \(reason); offering a fresh key")
         case .refused(let detail):
             writer.write("⚠ refused: \(detail)")
+        case .burstSummary(let count):
+            writer.write("🔔 \(count) more notification\(count == 1 ? "" : "s") arrived in a burst (listed, not alerted one by one)")
         }
     }
 
@@ -73,6 +77,15 @@ public struct TerminalPresenter: Presenter {
         if n.attributes & UInt32(Notifbridge_V1_Attribute.critical.rawValue) != 0 { tags.append("critical") }
         if n.attributes & UInt32(Notifbridge_V1_Attribute.timeSensitive.rawValue) != 0 { tags.append("time-sensitive") }
         if let alerting = stored.alerting, alerting.kind == .incomingCall { tags.append("incoming call") }
+        if change == .added, let decision = stored.alertDecision {
+            if decision.alerts {
+                if decision.sound != .none { tags.append(decision.sound == .evenInSilentMode ? "sound, even in silent mode" : "sound") }
+                if decision.haptic != .none { tags.append(decision.haptic.rawValue) }
+                if decision.persistent { tags.append("until acted on") }
+            } else {
+                tags.append("listed: \(decision.reason)")
+            }
+        }
         if change == .updated { tags.append("updated") }
         if !tags.isEmpty { header += "  [\(tags.joined(separator: ", "))]" }
         var lines = [header]
@@ -105,6 +118,7 @@ public struct JSONPresenter: Presenter {
         case .ignored(let source, let id, let reason): object = ["event": "ignored", "source": source, "id": id, "reason": reason]
         case .resync(let reason): object = ["event": "resync", "reason": reason]
         case .refused(let detail): object = ["event": "refused", "detail": detail]
+        case .burstSummary(let count): object = ["event": "burstSummary", "count": count]
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         writer.write(String(decoding: data, as: UTF8.self))
@@ -130,6 +144,12 @@ public struct JSONPresenter: Presenter {
         if let alerting = stored.alerting {
             object["kind"] = String(describing: alerting.kind)
             object["shouldAlert"] = alerting.shouldAlert
+        }
+        if let decision = stored.alertDecision {
+            object["decision"] = [
+                "presentation": decision.presentation.rawValue, "sound": decision.sound.rawValue,
+                "haptic": decision.haptic.rawValue, "persistent": decision.persistent, "reason": decision.reason,
+            ] as [String: Any]
         }
         return object
     }

@@ -90,6 +90,7 @@ public struct AccessoryConnection: Sendable {
             case .forgetExchange(let id): .forgetExchange(exchangeID: id)
             case .replaceIdentity(let key): .replaceIdentity(key)
             case .deliver(let delivery): .deliver(delivery)
+            case .refused(let error): .refused(error)
             case .close(let reason): .close(reason: reason)
             }
         }

@@ -40,6 +40,8 @@ public struct AccessorySession: Sendable {
         case replaceIdentity(AccessoryPrivateKey)
         /// Apply a decrypted host event to the store, then call `delivered(_:outcome:)`.
         case deliver(Delivery)
+        /// A decrypted event was refused (it did not parse or broke a limit): log and show it.
+        case refused(WireError)
         /// Close the connection after sending what precedes this action.
         case close(reason: String)
     }
@@ -66,6 +68,14 @@ public struct AccessorySession: Sendable {
         var recipient: RecipientSession
         var features: [UInt32: String] = [:]
         var outboundSequence: UInt64 = 0
+        /// The feature the host last bound or used: where replies from the accessory go.
+        var currentFeatureID: String?
+    }
+
+    /// Where the accessory's own messages (responses, removals) go on this connection.
+    public var currentFeatureID: String? {
+        if case .established(let established) = state { return established.currentFeatureID }
+        return nil
     }
 
     public let configuration: Configuration
@@ -238,6 +248,7 @@ public struct AccessorySession: Sendable {
             return [.send(.linkError(.malformed, "feature_id must be 1...\(Self.maxFeatureIDLength) bytes, got \(bind.featureID.utf8.count)"))]
         }
         established.features[bind.featureRef] = bind.featureID
+        established.currentFeatureID = bind.featureID
         state = .established(established)
         return []
     }
@@ -267,18 +278,19 @@ public struct AccessorySession: Sendable {
         } catch {
             return resyncAfterDecryptFailure(dropping: established.recipient.parameters.exchangeID)
         }
+        established.currentFeatureID = featureID
         state = .established(established)
         let event: HostEvent
         do {
             event = try WireCodec.decode(HostEvent.self, from: plaintext)
         } catch {
-            return [.send(.linkError(.malformed, error.description))]
+            return [.refused(error), .send(.linkError(.malformed, error.description))]
         }
         do {
             try Self.validate(event)
         } catch {
             // Refused for good: a stored-false receipt stops the host from re-sending it.
-            var actions: [Action] = [.send(.linkError(Self.linkErrorCode(error), "event #\(event.sequence): \(error.description)"))]
+            var actions: [Action] = [.refused(error), .send(.linkError(Self.linkErrorCode(error), "event #\(event.sequence): \(error.description)"))]
             if event.sequence > 0 {
                 actions += seal(.receipt(.with {
                     $0.hostSequence = event.sequence

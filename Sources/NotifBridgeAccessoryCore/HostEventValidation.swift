@@ -20,6 +20,11 @@ public enum ContentLimits {
     public static let maxActions = 16
     public static let maxUniformTypeLength = 128
     public static let maxGlyphIdentifierLength = 128
+    /// Attachments per notification, and bytes per attachment.
+    public static let maxAttachments = 8
+    public static let maxAttachmentBytes = 128 * 1024
+    /// Bytes per icon (source, context, or an inline glyph image).
+    public static let maxIconBytes = 32 * 1024
 }
 
 extension AccessorySession {
@@ -67,6 +72,20 @@ extension AccessorySession {
         }
         for file in [notification.sourceIcon, notification.contextIcon] + notification.attachments {
             try checkLength("file uniform_type", file.uniformType, ContentLimits.maxUniformTypeLength)
+        }
+        guard notification.attachments.count <= ContentLimits.maxAttachments else {
+            throw WireError(.tooLarge, "\(notification.attachments.count) attachments; at most \(ContentLimits.maxAttachments)")
+        }
+        for (index, file) in notification.attachments.enumerated() where file.data.count > ContentLimits.maxAttachmentBytes {
+            throw WireError(.tooLarge, "attachment \(index + 1) is \(file.data.count) bytes; at most \(ContentLimits.maxAttachmentBytes)")
+        }
+        let glyphImages = (notification.body.runs + notification.summary.runs).compactMap { run -> Notifbridge_V1_File? in
+            if case .glyph(let glyph) = run.run { return glyph.image }
+            return nil
+        }
+        for (name, icon) in [("source icon", notification.sourceIcon), ("context icon", notification.contextIcon)] + glyphImages.map({ ("glyph image", $0) })
+        where icon.data.count > ContentLimits.maxIconBytes {
+            throw WireError(.tooLarge, "\(name) is \(icon.data.count) bytes; at most \(ContentLimits.maxIconBytes)")
         }
     }
 

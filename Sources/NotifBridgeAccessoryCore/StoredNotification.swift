@@ -12,6 +12,8 @@ public struct StoredNotification: Sendable, Hashable {
     public var revision: Revision
     public var receivedAt: Date
     public var updatedAt: Date
+    /// What the alert policy decided when the notification arrived.
+    public var alertDecision: AlertDecision?
 
     public init(
         notification: WireNotification,
@@ -20,7 +22,8 @@ public struct StoredNotification: Sendable, Hashable {
         removed: Bool,
         revision: Revision,
         receivedAt: Date,
-        updatedAt: Date
+        updatedAt: Date,
+        alertDecision: AlertDecision? = nil
     ) {
         self.sourceIdentifier = notification.id.sourceIdentifier
         self.notificationIdentifier = notification.id.notificationIdentifier
@@ -31,6 +34,7 @@ public struct StoredNotification: Sendable, Hashable {
         self.revision = revision
         self.receivedAt = receivedAt
         self.updatedAt = updatedAt
+        self.alertDecision = alertDecision
     }
 }
 

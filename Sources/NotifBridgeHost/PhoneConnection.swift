@@ -58,7 +58,7 @@ public final class PhoneConnection: Sendable {
                     }
                     return nil
                 }
-                connection.perform(connection.state.withLock { $0.session.connected(maxChunkLength: TCPLink.defaultChunkLength) })
+                connection.perform(connection.step { $0.connected(maxChunkLength: TCPLink.defaultChunkLength) })
                 defer { group.cancelAll() }
                 let value = try await body(connection)
                 connection.closing.withLock { $0 = true }
@@ -80,9 +80,10 @@ public final class PhoneConnection: Sendable {
     @discardableResult
     public func send(_ operation: HostOperation, now: Date = Date()) throws -> UInt64? {
         let event = try DataProvider.event(for: operation, now: now)
-        let (sequence, actions) = state.withLock { state in
-            let sequence = state.session.isEstablished ? state.session.nextSequence : nil
-            return (sequence, state.session.send(event))
+        var sequence: UInt64?
+        let actions = step { session in
+            sequence = session.isEstablished ? session.nextSequence : nil
+            return session.send(event)
         }
         perform(actions)
         for case .refused(let reason) in actions {
@@ -158,7 +159,7 @@ public final class PhoneConnection: Sendable {
                 do throws(WireError) {
                     guard let bytes = try state.reassembler.receive(chunk, now: .now) else { return .success([]) }
                     let message = try WireCodec.decode(LinkMessage.self, from: bytes)
-                    return .success(state.session.received(message))
+                    return .success(Self.enqueueSends(state.session.received(message), state: &state, outbound: outbound))
                 } catch {
                     return .failure(error)
                 }
@@ -170,12 +171,28 @@ public final class PhoneConnection: Sendable {
         }
     }
 
+    /// Runs one session step and queues its messages before the lock is released, so the link
+    /// carries them in exactly the order the session produced them (a BindFeature can never
+    /// fall behind a Sealed sent by another task). Returns the remaining actions.
+    private func step(_ body: (inout HostSession) -> [HostSession.Action]) -> [HostSession.Action] {
+        state.withLock { state in
+            Self.enqueueSends(body(&state.session), state: &state, outbound: outbound)
+        }
+    }
+
+    private static func enqueueSends(_ actions: [HostSession.Action], state: inout State, outbound: AsyncStream<[[UInt8]]>.Continuation) -> [HostSession.Action] {
+        actions.filter { action in
+            guard case .send(let message) = action else { return true }
+            outbound.yield(state.framer.frame(WireCodec.encode(message)))
+            return false
+        }
+    }
+
     private func perform(_ actions: [HostSession.Action]) {
         for action in actions {
             switch action {
-            case .send(let message):
-                let chunks = state.withLock { $0.framer.frame(WireCodec.encode(message)) }
-                outbound.yield(chunks)
+            case .send:
+                break  // already queued by `step`, in order
             case .established(let exchangeID, let suite, let resumed):
                 post(.established(exchangeID: exchangeID, suite: suite, resumed: resumed))
             case .receipt(let receipt):

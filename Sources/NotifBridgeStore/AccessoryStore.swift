@@ -11,10 +11,12 @@ import NotifBridgeWire
 public final class AccessoryStore: Sendable {
     private let database: DatabasePool
     public let path: String
+    public let retention: Retention
 
     /// Opens (creating and migrating if needed) the store at `path`, mode 0600.
-    public init(path: String) throws {
+    public init(path: String, retention: Retention = .default) throws {
         self.path = path
+        self.retention = retention
         let existed = FileManager.default.fileExists(atPath: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
@@ -56,6 +58,11 @@ public final class AccessoryStore: Sendable {
                 t.primaryKey("id", .integer).check { $0 == 1 }
                 t.column("rev_epoch", .integer).notNull()
                 t.column("rev_seq", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("v2: alert decisions") { db in
+            try db.alter(table: "notification") { t in
+                t.add(column: "alert_decision", .text)
             }
         }
         return migrator
@@ -113,13 +120,17 @@ public final class AccessoryStore: Sendable {
         public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
     }
 
-    /// Applies one host event under the ledger rules, in one transaction.
-    /// - Parameter shouldAlert: the alert decision for a new notification.
+    /// Applies one host event under the ledger rules, in one transaction, and then the
+    /// retention limits.
+    /// - Parameters:
+    ///   - policy: the alert decision for an add.
+    ///   - admit: asked only when a new notification would alert; false holds it back (burst).
     public func apply(
         _ event: HostEvent,
         exchangeID: UInt64,
         now: Date,
-        shouldAlert: @Sendable (Notifbridge_V1_AddNotification) -> Bool
+        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
+        admit: () -> Bool = { true }
     ) throws -> ApplyOutcome {
         try database.write { db in
             guard let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) else {
@@ -129,13 +140,17 @@ public final class AccessoryStore: Sendable {
             let watermark = try Self.watermark(db)
             switch event.event {
             case .add(let add):
-                return try Self.apply(.add(shouldAlert: shouldAlert(add)), notification: add.notification, alerting: add.alerting, revision: revision, watermark: watermark, now: now, db: db)
+                let decision = policy(add)
+                var outcome = try Self.apply(.add(shouldAlert: decision.alerts), notification: add.notification, alerting: add.alerting, decision: decision, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
+                try retention.enforce(db, now: now)
+                if outcome.record != nil { outcome.record = try Self.fetch(db, source: add.notification.id.sourceIdentifier, id: add.notification.id.notificationIdentifier) }
+                return outcome
             case .update(let update):
-                return try Self.apply(.update, notification: update.notification, alerting: nil, revision: revision, watermark: watermark, now: now, db: db)
+                return try Self.apply(.update, notification: update.notification, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
             case .remove(let remove):
                 var tombstone = WireNotification()
                 tombstone.id = remove.id
-                return try Self.apply(.remove, notification: tombstone, alerting: nil, revision: revision, watermark: watermark, now: now, db: db)
+                return try Self.apply(.remove, notification: tombstone, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
             case .removeAll:
                 if let watermark, revision <= watermark {
                     return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
@@ -159,6 +174,8 @@ public final class AccessoryStore: Sendable {
         _ operation: NotificationLedger.Operation,
         notification: WireNotification,
         alerting: WireAlertingContext?,
+        decision alertDecision: AlertDecision?,
+        admit: () -> Bool,
         revision: Revision,
         watermark: Revision?,
         now: Date,
@@ -171,16 +188,22 @@ public final class AccessoryStore: Sendable {
         switch decision {
         case .ignore:
             return ApplyOutcome(decision: decision, stored: false, alerted: false, record: existing)
-        case .insert(let alert):
+        case .insert(let wantsAlert):
+            var recorded = alertDecision
+            var alert = wantsAlert
+            if wantsAlert, !admit() {
+                recorded = alertDecision?.coalesced()
+                alert = false
+            }
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO notification
-                    (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)
+                    (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at, alert_decision)
+                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
                     """,
                 arguments: StatementArguments(key + [
                     try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
-                    alert, revision.epoch, Int64(revision.sequence), now, now,
+                    alert, revision.epoch, Int64(revision.sequence), now, now, try recorded.map(encodeDecision),
                 ])
             )
             return ApplyOutcome(decision: decision, stored: true, alerted: alert, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
@@ -220,9 +243,14 @@ public final class AccessoryStore: Sendable {
         try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?", arguments: [source, id]).map(record)
     }
 
+    private static func encodeDecision(_ decision: AlertDecision) throws -> String {
+        String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
+    }
+
     private static func record(_ row: Row) throws -> StoredNotification {
         let payload: Data = row["payload"]
         let alerting: Data? = row["alerting"]
+        let decision: String? = row["alert_decision"]
         return StoredNotification(
             notification: try WireNotification(serializedBytes: payload),
             alerting: try alerting.map { try WireAlertingContext(serializedBytes: $0) },
@@ -230,8 +258,22 @@ public final class AccessoryStore: Sendable {
             removed: row["removed"],
             revision: Revision(epoch: row["rev_epoch"], sequence: UInt64(bitPattern: row["rev_seq"] as Int64)),
             receivedAt: row["received_at"],
-            updatedAt: row["updated_at"]
+            updatedAt: row["updated_at"],
+            alertDecision: try decision.map { try JSONDecoder().decode(AlertDecision.self, from: Data($0.utf8)) }
         )
+    }
+
+    /// Marks a notification removed because the person dismissed or cleared it on the accessory.
+    /// Its revision stays, so a later update from the phone still cannot bring it back.
+    @discardableResult
+    public func removeLocally(source: String, id: String, now: Date) throws -> Bool {
+        try database.write { db in
+            try db.execute(
+                sql: "UPDATE notification SET removed = 1, updated_at = ? WHERE source_id = ? AND notification_id = ? AND NOT removed",
+                arguments: [now, source, id]
+            )
+            return db.changesCount > 0
+        }
     }
 
     /// Stored notifications, newest first; removed ones (and tombstones) only if asked for.

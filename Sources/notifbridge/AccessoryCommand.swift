@@ -30,6 +30,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
 
+    @Option(help: "Policy file (JSON): alerts, quiet hours, muted apps, keywords, burst, retention, hook. Default: <state>/policy.json if it exists.")
+    var config: String?
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -37,7 +40,14 @@ struct AccessoryCommand: AsyncParsableCommand {
         let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite)
         let daemon: AccessoryDaemon
         do {
-            daemon = try AccessoryDaemon(configuration: configuration, presenter: json ? JSONPresenter() : TerminalPresenter(), logger: logger)
+            let policy = try loadPolicy(config, stateDirectory: state)
+            daemon = try AccessoryDaemon(
+                configuration: configuration,
+                policy: policy,
+                presenter: json ? JSONPresenter() : TerminalPresenter(),
+                sinks: try makeAlertSinks(policy, logger: logger),
+                logger: logger
+            )
         } catch {
             throw CommandFailure("\(error)")
         }

@@ -62,7 +62,7 @@ struct BackToBack {
                 let alerted: Bool
                 if case .add(let add) = delivery.event.event { alerted = add.alerting.shouldAlert } else { alerted = false }
                 pumpAccessory(accessory.delivered(delivery, stored: true, alerted: alerted))
-            case .persistExchange, .resumedExchange, .forgetExchange, .replaceIdentity, .close:
+            case .persistExchange, .resumedExchange, .forgetExchange, .replaceIdentity, .refused, .close:
                 break
             }
         }
@@ -95,6 +95,7 @@ extension AccessorySession.Action {
         case .forgetExchange: return "forgetExchange"
         case .replaceIdentity: return "replaceIdentity"
         case .deliver: return "deliver"
+        case .refused: return "refused"
         case .close: return "close"
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHost
 import NotifBridgeHostCore
@@ -14,6 +15,20 @@ final class RecordingPresenter: Presenter {
     func present(_ event: DisplayEvent) { events.withLock { $0.append(event) } }
     var all: [DisplayEvent] { events.withLock { $0 } }
     var resyncCount: Int { all.filter { if case .resync = $0 { true } else { false } }.count }
+    /// Notifications shown as alerts (not merely listed).
+    var alertCount: Int {
+        all.filter { if case .notification(let record, .added) = $0 { record.alertDecision?.alerts == true } else { false } }.count
+    }
+    /// Polls (every 20 ms, for at most 10 s) until an event matching `predicate` was shown.
+    func waitFor(_ what: String, _ predicate: (DisplayEvent) -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !all.contains(where: predicate) {
+            guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    var burstSummaries: [Int] { all.compactMap { if case .burstSummary(let count) = $0 { count } else { nil } } }
     var refusals: [String] { all.compactMap { if case .refused(let detail) = $0 { detail } else { nil } } }
 }
 
@@ -24,10 +39,11 @@ struct RunningAccessory {
     let port: Int
     let task: Task<Void, any Error>
 
-    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default) async throws -> RunningAccessory {
+    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default, policy: PolicyFile = .unlimitedBursts) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
             configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits),
+            policy: policy,
             presenter: presenter,
             logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
         )
@@ -44,6 +60,11 @@ struct RunningAccessory {
     }
 }
 
+extension PolicyFile {
+    /// Tests that count alerts one by one turn the burst limit out of the way.
+    static let unlimitedBursts = PolicyFile(burst: .init(maxAlerts: 100_000, windowSeconds: 60))
+}
+
 enum TestPhone {
     static func session(suites: [CipherSuite] = [.xWing, .p256]) -> HostSession {
         HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
@@ -51,6 +72,27 @@ enum TestPhone {
 
     static func note(_ id: String, title: String = "Anna Schmidt", body: String = "Lunch? 🍜") -> HostNotification {
         HostNotification(source: "com.apple.MobileSMS", id: id, sourceName: "Messages", title: title, body: body, thread: "chat-anna")
+    }
+
+    static func withActions(_ id: String) -> HostNotification {
+        var n = note(id)
+        n.actions = [
+            .init(id: "reply", title: "Reply", type: .textInput, placeholder: "Message"),
+            .init(id: "like", title: "👍", type: .background),
+            .init(id: "com.apple.dismiss", title: "Dismiss", type: .dismiss),
+        ]
+        return n
+    }
+
+    /// The next response or removal the accessory sends, skipping other events.
+    static func nextAccessoryMessage(_ connection: PhoneConnection) async throws -> PhoneEvent {
+        while let event = try await connection.nextEvent(timeout: .seconds(10)) {
+            switch event {
+            case .response, .removeOnPhone: return event
+            default: continue
+            }
+        }
+        throw PhoneFailure(description: "link closed before the accessory responded")
     }
 
     /// Sends operations in order and waits for all their receipts.

@@ -24,7 +24,7 @@ struct AccessoryStoreTests {
     }
 
     private func apply(_ store: AccessoryStore, _ sequence: UInt64, _ operation: HostOperation, exchangeID: UInt64? = nil) throws -> ApplyOutcome {
-        try store.apply(try event(sequence, operation), exchangeID: exchangeID ?? exchange.exchangeID, now: Date()) { $0.alerting.shouldAlert }
+        try store.apply(try event(sequence, operation), exchangeID: exchangeID ?? exchange.exchangeID, now: Date(), policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
     }
 
     @Test("Notifications and the exchange survive closing and reopening the file")

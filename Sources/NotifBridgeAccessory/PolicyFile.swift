@@ -1,0 +1,133 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeStore
+
+/// The accessory's settings file (JSON), read once at start. Every key is optional; unknown keys
+/// are refused by name, so a typo never silently turns a setting off.
+public struct PolicyFile: Codable, Sendable, Hashable {
+    public var alerts: AlertSettings
+    public var burst: BurstLimiter.Limit
+    public var retention: Retention
+    /// Display profile "LINESxCOLUMNS" for the terminal presenter, e.g. "4x32".
+    public var display: String?
+    public var hook: HookSettings?
+    /// Also post each alert as a freedesktop notification (needs notify-send).
+    public var desktopNotifications: Bool
+
+    public struct HookSettings: Codable, Sendable, Hashable {
+        public enum Trigger: String, Codable, Sendable { case alerts, all }
+        /// argv of the command; it gets the decision and notification as JSON on stdin.
+        public var command: [String]
+        public var timeoutSeconds: Double
+        /// Run for alerts only (default) or for every new notification's decision.
+        public var on: Trigger
+
+        public init(command: [String], timeoutSeconds: Double = 5, on: Trigger = .alerts) {
+            self.command = command
+            self.timeoutSeconds = timeoutSeconds
+            self.on = on
+        }
+
+        public init(from decoder: any Swift.Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            command = try container.decode([String].self, forKey: .command)
+            guard !command.isEmpty, !command[0].isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: .command, in: container, debugDescription: "hook.command needs at least the program to run")
+            }
+            timeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? 5
+            guard timeoutSeconds > 0, timeoutSeconds <= 300 else {
+                throw DecodingError.dataCorruptedError(forKey: .timeoutSeconds, in: container, debugDescription: "hook.timeoutSeconds must be in 0...300")
+            }
+            on = try container.decodeIfPresent(Trigger.self, forKey: .on) ?? .alerts
+        }
+    }
+
+    public init(alerts: AlertSettings = .default, burst: BurstLimiter.Limit = .init(), retention: Retention = .default, display: String? = nil, hook: HookSettings? = nil, desktopNotifications: Bool = false) {
+        self.alerts = alerts
+        self.burst = burst
+        self.retention = retention
+        self.display = display
+        self.hook = hook
+        self.desktopNotifications = desktopNotifications
+    }
+
+    public static let `default` = PolicyFile()
+
+    private enum Keys: String, CodingKey, CaseIterable { case burst, retention, display, hook, desktopNotifications }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        alerts = try AlertSettings(from: decoder)
+        let container = try decoder.container(keyedBy: Keys.self)
+        burst = try container.decodeIfPresent(BurstLimiter.Limit.self, forKey: .burst) ?? .init()
+        guard burst.maxAlerts >= 1, burst.windowSeconds > 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .burst, in: container, debugDescription: "burst.maxAlerts must be at least 1 and burst.windowSeconds above 0")
+        }
+        retention = try container.decodeIfPresent(Retention.self, forKey: .retention) ?? .default
+        guard retention.maxCount >= 1, retention.maxBytes >= 1, retention.maxAgeDays > 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .retention, in: container, debugDescription: "retention limits must be positive")
+        }
+        display = try container.decodeIfPresent(String.self, forKey: .display)
+        hook = try container.decodeIfPresent(HookSettings.self, forKey: .hook)
+        desktopNotifications = try container.decodeIfPresent(Bool.self, forKey: .desktopNotifications) ?? false
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        try alerts.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(burst, forKey: .burst)
+        try container.encode(retention, forKey: .retention)
+        try container.encodeIfPresent(display, forKey: .display)
+        try container.encodeIfPresent(hook, forKey: .hook)
+        try container.encode(desktopNotifications, forKey: .desktopNotifications)
+    }
+
+    /// Allowed keys per object, for the unknown-key check.
+    private static let schema: [String: Set<String>] = [
+        "": Set(AlertSettings.keys + Keys.allCases.map(\.rawValue)),
+        "quietHours": ["start", "end"],
+        "keywords": ["match", "action", "fields"],
+        "burst": ["maxAlerts", "windowSeconds"],
+        "retention": ["maxCount", "maxBytes", "maxAgeDays"],
+        "hook": ["command", "timeoutSeconds", "on"],
+    ]
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "policy file \(path): \(reason)" }
+    }
+
+    public static func load(path: String) throws -> PolicyFile {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw Invalid(path: path, reason: "cannot be read (\((error as NSError).localizedDescription))")
+        }
+        return try parse(data, path: path)
+    }
+
+    public static func parse(_ data: Data, path: String = "<inline>") throws -> PolicyFile {
+        guard let top = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw Invalid(path: path, reason: "is not a JSON object")
+        }
+        try checkKeys(top, at: "", path: path)
+        for (key, value) in top {
+            if let object = value as? [String: Any] { try checkKeys(object, at: key, path: path) }
+            if let array = value as? [[String: Any]] { try array.forEach { try checkKeys($0, at: key, path: path) } }
+        }
+        do {
+            return try JSONDecoder().decode(PolicyFile.self, from: data)
+        } catch let DecodingError.dataCorrupted(context), let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw Invalid(path: path, reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw Invalid(path: path, reason: "\((context.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: ".")) is required")
+        }
+    }
+
+    private static func checkKeys(_ object: [String: Any], at key: String, path: String) throws {
+        guard let allowed = schema[key] else { return }
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            let place = key.isEmpty ? "" : " in \(key)"
+            throw Invalid(path: path, reason: "unknown key \"\(unknown)\"\(place); expected one of \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import GRDB
+
+/// How much the accessory keeps: the oldest notifications go first once any limit is passed.
+/// Removed notifications (kept as tombstones so late messages cannot resurrect them) count too.
+public struct Retention: Codable, Sendable, Hashable {
+    public var maxCount: Int
+    /// Serialised notification bytes, icons and attachments included.
+    public var maxBytes: Int
+    public var maxAgeDays: Double
+
+    public init(maxCount: Int = 2000, maxBytes: Int = 64 * 1024 * 1024, maxAgeDays: Double = 7) {
+        self.maxCount = maxCount
+        self.maxBytes = maxBytes
+        self.maxAgeDays = maxAgeDays
+    }
+
+    public static let `default` = Retention()
+
+    /// Deletes what is over the limits, oldest first, inside the caller's transaction.
+    func enforce(_ db: Database, now: Date) throws {
+        try db.execute(sql: "DELETE FROM notification WHERE received_at < ?", arguments: [now.addingTimeInterval(-maxAgeDays * 86_400)])
+        try db.execute(
+            sql: "DELETE FROM notification WHERE rowid IN (SELECT rowid FROM notification ORDER BY received_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            arguments: [maxCount]
+        )
+        guard let total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM notification"), total > maxBytes else { return }
+        // Walk from the oldest, deleting until the rest fits.
+        var excess = total - maxBytes
+        let oldest = try Row.fetchCursor(db, sql: "SELECT rowid, LENGTH(payload) AS size FROM notification ORDER BY received_at ASC, rowid ASC")
+        var doomed: [Int64] = []
+        while excess > 0, let row = try oldest.next() {
+            doomed.append(row["rowid"])
+            excess -= row["size"] as Int
+        }
+        try db.execute(sql: "DELETE FROM notification WHERE rowid IN (\(doomed.map(String.init).joined(separator: ",")))")
+    }
+}

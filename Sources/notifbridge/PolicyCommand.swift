@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeHostCore
+import NotifBridgeWire
+
+/// The policy file from --config, else <state>/policy.json if present, else the defaults.
+func loadPolicy(_ path: String?, stateDirectory: String) throws -> PolicyFile {
+    if let path { return try PolicyFile.load(path: path) }
+    let beside = (stateDirectory as NSString).appendingPathComponent("policy.json")
+    return FileManager.default.fileExists(atPath: beside) ? try PolicyFile.load(path: beside) : .default
+}
+
+struct PolicyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy",
+        abstract: "Show the effective alert policy, and what it decides for a sample notification."
+    )
+
+    @Option(help: "Policy file to check (JSON).") var config: String?
+    @Option(help: "Directory whose policy.json is used when --config is not given.") var state: String = defaultStateDirectory()
+    @Option(help: "A JSON file with one add operation (the `phone --file` format) to decide for.") var sample: String?
+    @Option(help: "Local time for the decision, HH:MM (default: now).") var at: String?
+
+    func run() async throws {
+        let policy: PolicyFile
+        do { policy = try loadPolicy(config, stateDirectory: state) } catch { throw CommandFailure("\(error)") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print("effective policy:")
+        print(String(decoding: try encoder.encode(policy), as: UTF8.self))
+        guard let sample else { return }
+
+        let minute: Int
+        if let at {
+            guard let time = TimeOfDay(at) else { throw ValidationError("--at \(at) is not HH:MM") }
+            minute = time.minuteOfDay
+        } else {
+            minute = AccessoryDaemon.localMinuteOfDay()
+        }
+        let operation: HostOperation
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            operation = try decoder.decode(HostOperation.self, from: Data(contentsOf: URL(fileURLWithPath: sample)))
+        } catch {
+            throw CommandFailure("--sample \(sample) is not one add operation: \(error)")
+        }
+        guard case .add(let notification, let alerting) = operation else {
+            throw CommandFailure("--sample \(sample) must be an add operation; only adds alert")
+        }
+        var add = Notifbridge_V1_AddNotification()
+        add.notification = try DataProvider.serialize(notification, now: Date())
+        add.alerting = DataProvider.serialize(alerting)
+        let decision = AlertPolicy.decide(AlertInput(add, minuteOfDay: minute), settings: policy.alerts)
+        print("\ndecision for \(notification.source)/\(notification.id) at \(TimeOfDay.format(minute)):")
+        print(String(decoding: try encoder.encode(decision), as: UTF8.self))
+    }
+}
+
+extension TimeOfDay {
+    static func format(_ minute: Int) -> String {
+        (minute / 60 < 10 ? "0" : "") + "\(minute / 60):" + (minute % 60 < 10 ? "0" : "") + "\(minute % 60)"
+    }
+}

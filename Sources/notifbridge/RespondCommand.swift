@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeAccessory
+
+/// Acts on a notification from the accessory side, through the running daemon's control socket.
+struct RespondCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "respond",
+        abstract: "Reply to, act on, dismiss or clear a notification from the accessory.",
+        discussion: "Talks to the running `notifbridge accessory` through <state>/control.sock; the iPhone gets the response sealed, as the platform's NotificationResponse or removal request.",
+        subcommands: [List.self, Action.self, Reply.self, Dismiss.self, Clear.self]
+    )
+
+    struct Target: ParsableArguments {
+        @Option(help: "The accessory's state directory.") var state: String = defaultStateDirectory()
+    }
+
+    struct Notification: ParsableArguments {
+        @Argument(help: "Source app bundle identifier, e.g. com.apple.MobileSMS.") var source: String
+        @Argument(help: "Notification identifier.") var id: String
+    }
+
+    static func send(_ request: ControlRequest, state: String) async throws {
+        let reply = try await ControlClient.send(request, socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: state))
+        guard reply.ok else { throw CommandFailure(reply.message ?? "the accessory refused the request") }
+        if let notifications = reply.notifications {
+            if notifications.isEmpty { print("no notifications") }
+            for n in notifications {
+                print("\(n.source) \(n.id)  \(n.app)\(n.title.map { " — \($0)" } ?? "")\(n.alerted ? "  (alerted)" : "")")
+                if let body = n.body { print("    \(body)") }
+                for action in n.actions { print("    action \(action.id)\(action.title.map { " \"\($0)\"" } ?? "") [\(action.type)]") }
+            }
+        } else if let message = reply.message {
+            print(message)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the notifications on the accessory with their actions.")
+        @OptionGroup var target: Target
+        func run() async throws { try await RespondCommand.send(ControlRequest(op: .list), state: target.state) }
+    }
+
+    struct Action: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Invoke one of a notification's actions.")
+        @OptionGroup var target: Target
+        @OptionGroup var notification: Notification
+        @Argument(help: "The action identifier (see `respond list`).") var action: String
+        func run() async throws {
+            try await RespondCommand.send(ControlRequest(op: .action, source: notification.source, id: notification.id, action: action), state: target.state)
+        }
+    }
+
+    struct Reply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a text reply through a text-input action.")
+        @OptionGroup var target: Target
+        @OptionGroup var notification: Notification
+        @Argument(help: "The text-input action identifier.") var action: String
+        @Argument(help: "The reply text.") var text: String
+        func run() async throws {
+            try await RespondCommand.send(ControlRequest(op: .reply, source: notification.source, id: notification.id, action: action, text: text), state: target.state)
+        }
+    }
+
+    struct Dismiss: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Dismiss a notification (its dismiss action) and remove it here.")
+        @OptionGroup var target: Target
+        @OptionGroup var notification: Notification
+        func run() async throws {
+            try await RespondCommand.send(ControlRequest(op: .dismiss, source: notification.source, id: notification.id), state: target.state)
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Clear a notification on the iPhone too, and remove it here.")
+        @OptionGroup var target: Target
+        @OptionGroup var notification: Notification
+        func run() async throws {
+            try await RespondCommand.send(ControlRequest(op: .clear, source: notification.source, id: notification.id), state: target.state)
+        }
+    }
+}

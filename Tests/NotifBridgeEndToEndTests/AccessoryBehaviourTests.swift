@@ -1,0 +1,169 @@
+import Foundation
+import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import Testing
+
+/// What users of notification receivers expect (peers.md §3), end to end over loopback TCP.
+@Suite("Accessory behaviour", .timeLimit(.minutes(3)))
+struct AccessoryBehaviourTests {
+    @Test("Replies, actions, dismissals and clears travel back sealed and reach the iPhone")
+    func repliesAndActions() async throws {
+        let directory = try TemporaryDirectory("behaviour")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+        let source = "com.apple.MobileSMS"
+
+        let noPhone = await accessory.daemon.respond(ControlRequest(op: .list))
+        #expect(noPhone.ok)
+
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            _ = try await TestPhone.forward([.add(TestPhone.withActions("m1"), .standard), .add(TestPhone.withActions("m2"), .standard)], over: phone)
+
+            // A text reply, through the library API.
+            let reply = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m1", action: "reply", text: "On my way 🏃"))
+            #expect(reply.ok, "\(reply.message ?? "")")
+            guard case .response(let s, let id, let action, let text) = try await TestPhone.nextAccessoryMessage(phone) else {
+                Issue.record("expected a NotificationResponse")
+                return
+            }
+            #expect([s, id, action] == [source, "m1", "reply"])
+            #expect(text == "On my way 🏃")
+
+            // An action, through the control socket, as `notifbridge respond action` sends it.
+            let socket = accessory.daemon.configuration.controlSocketPath
+            let like = try await ControlClient.send(ControlRequest(op: .action, source: source, id: "m2", action: "like"), socketPath: socket)
+            #expect(like.ok)
+            guard case .response(_, "m2", "like", nil) = try await TestPhone.nextAccessoryMessage(phone) else {
+                Issue.record("expected the like action without text")
+                return
+            }
+
+            // Dismiss uses the notification's dismiss action and removes it here.
+            #expect(try await ControlClient.send(ControlRequest(op: .dismiss, source: source, id: "m1"), socketPath: socket).ok)
+            guard case .response(_, "m1", "com.apple.dismiss", nil) = try await TestPhone.nextAccessoryMessage(phone) else {
+                Issue.record("expected the dismiss action")
+                return
+            }
+            #expect(try accessory.daemon.store.notification(source: source, id: "m1")?.removed == true)
+
+            // Clear asks the phone to remove it (session.removeNotifications).
+            #expect(try await ControlClient.send(ControlRequest(op: .clear, source: source, id: "m2"), socketPath: socket).ok)
+            guard case .removeOnPhone(let ids) = try await TestPhone.nextAccessoryMessage(phone) else {
+                Issue.record("expected a removal request")
+                return
+            }
+            #expect(ids.map(\.id) == ["m2"])
+
+            // Refusals say what was wrong and send nothing.
+            _ = try await TestPhone.forward([.add(TestPhone.withActions("m3"), .standard)], over: phone)
+            let wrongType = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "like", text: "x"))
+            #expect(!wrongType.ok && wrongType.message?.contains("does not take text") == true)
+            let unknownAction = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m3", action: "nope"))
+            #expect(!unknownAction.ok && unknownAction.message?.contains("has no action \"nope\"") == true)
+            let gone = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m1", action: "like"))
+            #expect(!gone.ok, "a dismissed notification cannot be acted on")
+            let tooLong = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "reply", text: String(repeating: "x", count: ContentLimits.maxTextFieldLength + 1)))
+            #expect(!tooLong.ok)
+        }
+        try await accessory.presenter.waitFor("the disconnect") { if case .disconnected = $0 { true } else { false } }
+        let afterwards = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m3", action: "like"))
+        #expect(afterwards.message?.contains("no iPhone is connected") == true)
+    }
+
+    @Test("Re-sending 50 after a reconnect, a new exchange and a daemon restart: no duplicate, no second alert")
+    func catchUpWithoutDuplicates() async throws {
+        let directory = try TemporaryDirectory("behaviour")
+        defer { directory.remove() }
+        let fifty: [HostOperation] = (1...50).map { .add(TestPhone.note("n\($0)", body: "message \($0)"), .standard) }
+
+        var accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        let first = accessory
+        var (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            return try await TestPhone.forward(fifty, over: phone)
+        }
+        #expect(receipts.values.filter { $0.alerted }.count == 50)
+        #expect(accessory.presenter.alertCount == 50)
+
+        // Reconnect (the exchange resumes) and re-send everything.
+        (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: session) { phone in
+            #expect(try await phone.waitUntilEstablished().resumed)
+            return try await TestPhone.forward(fifty, over: phone)
+        }
+        #expect(receipts.count == 50 && receipts.values.allSatisfy { !$0.alerted })
+
+        // A different iPhone session (a new exchange, which replaces the first) re-sends them too.
+        (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: TestPhone.session()) { phone in
+            #expect(try await !phone.waitUntilEstablished().resumed)
+            return try await TestPhone.forward(fifty, over: phone)
+        }
+        #expect(receipts.count == 50 && receipts.values.allSatisfy { !$0.alerted })
+        #expect(accessory.presenter.alertCount == 50)
+        #expect(try accessory.daemon.store.notifications().count == 50)
+
+        // Restart the daemon; the latest iPhone session resumes and re-sends once more.
+        await accessory.stop()
+        accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        let restarted = accessory
+        defer { Task { await restarted.stop() } }
+        (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: restarted.port, session: session) { phone in
+            #expect(try await phone.waitUntilEstablished().resumed)
+            return try await TestPhone.forward(fifty + [.add(TestPhone.note("new"), .standard)], over: phone)
+        }
+        #expect(receipts.values.filter { $0.alerted }.count == 1, "only the genuinely new one alerts")
+        #expect(accessory.presenter.alertCount == 1)
+        #expect(try accessory.daemon.store.notifications().count == 51)
+    }
+
+    @Test("A burst of 500 alerts at most the configured number of times, and stores every one")
+    func burst() async throws {
+        let directory = try TemporaryDirectory("behaviour")
+        defer { directory.remove() }
+        let policy = PolicyFile(burst: .init(maxAlerts: 5, windowSeconds: 600))
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path, policy: policy)
+        defer { Task { await accessory.stop() } }
+        let burst: [HostOperation] = (1...500).map { .add(TestPhone.note("b\($0)", body: "burst \($0)"), .standard) }
+        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            return try await TestPhone.forward(burst, over: phone)
+        }
+        #expect(receipts.count == 500)
+        #expect(receipts.values.filter { $0.alerted }.count <= 5)
+        #expect(accessory.presenter.alertCount <= 5)
+        let stored = try accessory.daemon.store.notifications()
+        #expect(stored.count == 500)
+        #expect(stored.filter { $0.alertDecision?.reason.contains("burst") == true }.count == 495)
+    }
+
+    @Test("Over-limit content is refused with a reason while the next notification is delivered")
+    func overLimit() async throws {
+        let directory = try TemporaryDirectory("behaviour")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+        var tooManyActions = TestPhone.note("actions")
+        tooManyActions.actions = (0...ContentLimits.maxActions).map { .init(id: "a\($0)", title: nil, type: .background) }
+        var bigAttachment = TestPhone.note("attachment")
+        bigAttachment.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 1, count: ContentLimits.maxAttachmentBytes + 1).base64EncodedString())]
+        var fitsAttachment = TestPhone.note("fits")
+        fitsAttachment.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 1, count: ContentLimits.maxAttachmentBytes).base64EncodedString())]
+
+        let operations: [HostOperation] = [.add(tooManyActions, .standard), .add(bigAttachment, .standard), .add(fitsAttachment, .standard)]
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            let receipts = try await TestPhone.forward(operations, over: phone)
+            #expect(receipts[1]?.stored == false)
+            #expect(receipts[2]?.stored == false)
+            #expect(receipts[3]?.stored == true)
+        }
+        #expect(accessory.presenter.refusals.count == 2)
+        #expect(accessory.presenter.refusals.allSatisfy { $0.contains("at most") })
+        #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier) == ["fits"])
+    }
+}
