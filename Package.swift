@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "NotifBridgeAccessory",
             dependencies: [
-                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeTCP",
+                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeTCP", "NotifBridgeDisplay", "NotifBridgeHooks",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -109,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeVectors",
+                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeWire
 
 /// Something the accessory shows: on its screen (the terminal) or to a program (JSON lines).
@@ -33,10 +34,15 @@ struct LineWriter: Sendable {
     }
 }
 
-/// Readable lines, as a small screen would show them.
+/// Readable lines, as a small screen would show them; with a display profile, title and body
+/// are cut and wrapped exactly as an accessory screen of that size would show them.
 public struct TerminalPresenter: Presenter {
     private let writer = LineWriter()
-    public init() {}
+    private let profile: DisplayProfile?
+
+    public init(profile: DisplayProfile? = nil) {
+        self.profile = profile
+    }
 
     public func present(_ event: DisplayEvent) {
         switch event {
@@ -49,7 +55,7 @@ public struct TerminalPresenter: Presenter {
         case .keyExchange(let suite, let exchangeID, let resumed):
             writer.write("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(exchangeID))")
         case .notification(let stored, let change):
-            writer.write(Self.render(stored, change: change))
+            writer.write(Self.render(stored, change: change, profile: profile))
         case .removedAll(let count):
             writer.write("✕ removed all (\(count) notification\(count == 1 ? "" : "s"))")
         case .ignored(let source, let id, let reason):
@@ -63,7 +69,7 @@ public struct TerminalPresenter: Presenter {
         }
     }
 
-    static func render(_ stored: StoredNotification, change: DisplayEvent.Change) -> String {
+    static func render(_ stored: StoredNotification, change: DisplayEvent.Change, profile: DisplayProfile? = nil) -> String {
         let n = stored.notification
         let marker: String
         switch change {
@@ -89,6 +95,18 @@ public struct TerminalPresenter: Presenter {
         if change == .updated { tags.append("updated") }
         if !tags.isEmpty { header += "  [\(tags.joined(separator: ", "))]" }
         var lines = [header]
+        if let profile {
+            let title = [n.hasTitle ? n.title : nil, n.hasSubtitle ? n.subtitle : nil].compactMap { $0 }.joined(separator: " · ")
+            let screen = NotifBridgeDisplay.render(title: title.isEmpty ? n.sourceName : title, body: n.hasBody ? n.body.plainText : nil, profile: profile)
+            let border = String(repeating: "─", count: profile.columns)
+            lines.append("    ┌\(border)┐")
+            for line in screen {
+                lines.append("    │\(line)\(String(repeating: " ", count: max(0, profile.columns - displayWidth(of: line))))│")
+            }
+            lines.append("    └\(border)┘")
+            if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map { $0.hasTitle ? $0.title : $0.identifier }.joined(separator: " · "))") }
+            return lines.joined(separator: "\n")
+        }
         if n.hasSubtitle { lines.append("    \(n.subtitle)") }
         if n.hasBody { lines.append("    \(n.body.plainText)") }
         if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map { $0.hasTitle ? $0.title : $0.identifier }.joined(separator: " · "))") }

@@ -17,6 +17,14 @@ public struct Retention: Codable, Sendable, Hashable {
 
     public static let `default` = Retention()
 
+    /// Keys left out of the policy file keep their defaults.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        maxCount = try container.decodeIfPresent(Int.self, forKey: .maxCount) ?? Self.default.maxCount
+        maxBytes = try container.decodeIfPresent(Int.self, forKey: .maxBytes) ?? Self.default.maxBytes
+        maxAgeDays = try container.decodeIfPresent(Double.self, forKey: .maxAgeDays) ?? Self.default.maxAgeDays
+    }
+
     /// Deletes what is over the limits, oldest first, inside the caller's transaction.
     func enforce(_ db: Database, now: Date) throws {
         try db.execute(sql: "DELETE FROM notification WHERE received_at < ?", arguments: [now.addingTimeInterval(-maxAgeDays * 86_400)])

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NotifBridgeAccessory
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeTCP
 
 struct AccessoryCommand: AsyncParsableCommand {
@@ -30,6 +31,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
 
+    @Option(help: "Show notifications as a screen of LINESxCOLUMNS would, e.g. 4x32 (overrides the policy file's display).")
+    var display: String?
+
     @Option(help: "Policy file (JSON): alerts, quiet hours, muted apps, keywords, burst, retention, hook. Default: <state>/policy.json if it exists.")
     var config: String?
 
@@ -41,10 +45,17 @@ struct AccessoryCommand: AsyncParsableCommand {
         let daemon: AccessoryDaemon
         do {
             let policy = try loadPolicy(config, stateDirectory: state)
+            var profile: DisplayProfile?
+            if let spec = display ?? policy.display {
+                guard let parsed = DisplayProfile(spec: spec) else {
+                    throw CommandFailure("display \"\(spec)\" is not LINESxCOLUMNS, e.g. 4x32 (each 1...\(DisplayProfile.maximumDimension))")
+                }
+                profile = parsed
+            }
             daemon = try AccessoryDaemon(
                 configuration: configuration,
                 policy: policy,
-                presenter: json ? JSONPresenter() : TerminalPresenter(),
+                presenter: json ? JSONPresenter() : TerminalPresenter(profile: profile),
                 sinks: try makeAlertSinks(policy, logger: logger),
                 logger: logger
             )

@@ -137,3 +137,55 @@ struct KeyFileTests {
         #expect(FileManager.default.contents(atPath: file.path) == garbage)
     }
 }
+
+@Suite("Store retention")
+struct RetentionTests {
+    let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 3, count: 1120))
+
+    private func add(_ store: AccessoryStore, _ sequence: UInt64, id: String, body: String = "x", at date: Date) throws {
+        var event = HostEvent()
+        event.sequence = sequence
+        event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: id, sourceName: "S", body: body), .standard), now: date)
+        _ = try store.apply(event, exchangeID: exchange.exchangeID, now: date, policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
+    }
+
+    private func open(_ directory: TemporaryDirectory, _ retention: Retention) throws -> AccessoryStore {
+        let store = try AccessoryStore(path: directory.path + "/r.sqlite", retention: retention)
+        try store.saveExchange(exchange, keyID: [1], now: Date())
+        return store
+    }
+
+    @Test("Count: the limit is kept, one more drops the oldest")
+    func count() throws {
+        let directory = try TemporaryDirectory("retention")
+        defer { directory.remove() }
+        let store = try open(directory, Retention(maxCount: 3))
+        let start = Date()
+        for i in 1...3 { try add(store, UInt64(i), id: "n\(i)", at: start.addingTimeInterval(Double(i))) }
+        #expect(try store.notifications().count == 3)
+        try add(store, 4, id: "n4", at: start.addingTimeInterval(4))
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["n4", "n3", "n2"])
+    }
+
+    @Test("Bytes: the oldest go until the rest fits")
+    func bytes() throws {
+        let directory = try TemporaryDirectory("retention")
+        defer { directory.remove() }
+        let store = try open(directory, Retention(maxBytes: 2500))
+        let start = Date()
+        for i in 1...3 { try add(store, UInt64(i), id: "n\(i)", body: String(repeating: "b", count: 1000), at: start.addingTimeInterval(Double(i))) }
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["n3", "n2"])
+    }
+
+    @Test("Age: older than the limit is dropped, the limit itself is kept")
+    func age() throws {
+        let directory = try TemporaryDirectory("retention")
+        defer { directory.remove() }
+        let store = try open(directory, Retention(maxAgeDays: 1))
+        let now = Date()
+        try add(store, 1, id: "old", at: now.addingTimeInterval(-86_401))
+        try add(store, 2, id: "edge", at: now.addingTimeInterval(-86_400))
+        try add(store, 3, id: "new", at: now)
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["new", "edge"])
+    }
+}

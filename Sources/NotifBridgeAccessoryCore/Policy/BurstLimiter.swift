@@ -7,9 +7,17 @@ public struct BurstLimiter: Sendable {
         public var maxAlerts: Int
         public var windowSeconds: Double
 
-        public init(maxAlerts: Int = 5, windowSeconds: Double = 60) {
+        public init(maxAlerts: Int = 8, windowSeconds: Double = 60) {
             self.maxAlerts = maxAlerts
             self.windowSeconds = windowSeconds
+        }
+
+        /// Keys left out of the policy file keep their defaults.
+        public init(from decoder: any Swift.Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let defaults = Limit()
+            maxAlerts = try container.decodeIfPresent(Int.self, forKey: .maxAlerts) ?? defaults.maxAlerts
+            windowSeconds = try container.decodeIfPresent(Double.self, forKey: .windowSeconds) ?? defaults.windowSeconds
         }
 
         var window: Duration { .milliseconds(Int64(windowSeconds * 1000)) }

@@ -1,0 +1,60 @@
+import Foundation
+import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeStore
+import Testing
+
+@Suite("Policy file")
+struct PolicyFileTests {
+    @Test("A full file parses into the settings it spells out")
+    func full() throws {
+        let policy = try PolicyFile.parse(Data("""
+            {
+              "silentMode": true,
+              "quietHours": {"start": "22:30", "end": "06:45"},
+              "mutedApps": ["com.example.games"],
+              "allowedApps": ["com.apple.mobilephone"],
+              "keywords": [{"match": "urgent", "action": "alert"}, {"match": "sale", "action": "mute", "fields": ["title"]}],
+              "burst": {"maxAlerts": 3, "windowSeconds": 30},
+              "retention": {"maxCount": 100, "maxBytes": 1000000, "maxAgeDays": 2},
+              "display": "4x32",
+              "hook": {"command": ["/usr/local/bin/buzz", "--short"], "timeoutSeconds": 2, "on": "all"},
+              "desktopNotifications": true
+            }
+            """.utf8))
+        #expect(policy.alerts.silentMode)
+        #expect(policy.alerts.quietHours == QuietHours(start: TimeOfDay("22:30")!, end: TimeOfDay("06:45")!))
+        #expect(policy.alerts.keywords.last == KeywordRule(match: "sale", action: .mute, fields: [.title]))
+        #expect(policy.burst == .init(maxAlerts: 3, windowSeconds: 30))
+        #expect(policy.retention.maxCount == 100)
+        #expect(policy.hook?.command == ["/usr/local/bin/buzz", "--short"])
+        #expect(policy.hook?.on == .all)
+        #expect(policy.desktopNotifications)
+    }
+
+    @Test("An empty object gives the defaults")
+    func empty() throws {
+        #expect(try PolicyFile.parse(Data("{}".utf8)) == .default)
+    }
+
+    @Test("Mistakes are named", arguments: [
+        (#"{"quietHour": {}}"#, "unknown key \"quietHour\""),
+        (#"{"quietHours": {"start": "22:00", "end": "7:00"}}"#, "quietHours.end"),
+        (#"{"quietHours": {"start": "22:00", "stop": "07:00"}}"#, "unknown key \"stop\" in quietHours"),
+        (#"{"keywords": [{"match": "", "action": "mute"}]}"#, "non-empty match"),
+        (#"{"keywords": [{"match": "x", "action": "shout"}]}"#, "keywords"),
+        (#"{"burst": {"maxAlerts": 0}}"#, "burst.maxAlerts"),
+        (#"{"hook": {"command": []}}"#, "hook.command"),
+        (#"{"silentMode": "yes"}"#, "silentMode"),
+        (#"[]"#, "not a JSON object"),
+    ])
+    func mistakes(json: String, expected: String) {
+        do {
+            _ = try PolicyFile.parse(Data(json.utf8), path: "policy.json")
+            Issue.record("\(json) was accepted")
+        } catch {
+            #expect("\(error)".contains(expected), "\(error)")
+            #expect("\(error)".hasPrefix("policy file policy.json: "))
+        }
+    }
+}
