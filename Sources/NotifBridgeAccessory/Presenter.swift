@@ -163,12 +163,14 @@ public struct JSONPresenter: Presenter {
             object["kind"] = String(describing: alerting.kind)
             object["shouldAlert"] = alerting.shouldAlert
         }
-        if let decision = stored.alertDecision {
-            object["decision"] = [
-                "presentation": decision.presentation.rawValue, "sound": decision.sound.rawValue,
-                "haptic": decision.haptic.rawValue, "persistent": decision.persistent, "reason": decision.reason,
-            ] as [String: Any]
-        }
+        if let decision = stored.alertDecision { object["decision"] = Self.object(decision) }
         return object
+    }
+
+    static func object(_ decision: AlertDecision) -> [String: Any] {
+        [
+            "presentation": decision.presentation.rawValue, "sound": decision.sound.rawValue,
+            "haptic": decision.haptic.rawValue, "persistent": decision.persistent, "reason": decision.reason,
+        ]
     }
 }

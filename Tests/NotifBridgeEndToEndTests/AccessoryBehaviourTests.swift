@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeHost
@@ -139,6 +140,29 @@ struct AccessoryBehaviourTests {
         let stored = try accessory.daemon.store.notifications()
         #expect(stored.count == 500)
         #expect(stored.filter { $0.alertDecision?.reason.contains("burst") == true }.count == 495)
+    }
+
+    @Test("The hook runs once per alert with the decision and the notification as JSON")
+    func hook() async throws {
+        let directory = try TemporaryDirectory("behaviour")
+        defer { directory.remove() }
+        let output = directory.path + "/alerts.jsonl"
+        let sink = HookAlertSink(settings: .init(command: ["/bin/sh", "-c", "cat >> \"$0\"", output], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path, sinks: [sink])
+        defer { Task { await accessory.stop() } }
+        let silent = HostAlerting(shouldAlert: false, suppressedByFocus: true)
+        let operations: [HostOperation] = [.add(TestPhone.note("loud"), .standard), .add(TestPhone.note("quiet"), silent)]
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            _ = try await TestPhone.forward(operations, over: phone)
+        }
+        #expect(await sink.waitUntilIdle(timeout: .seconds(10)))
+        let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1, "only the alerting notification runs the hook")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["event"] as? String == "notification")
+        #expect((object["notification"] as? [String: Any])?["id"] as? String == "loud")
+        #expect((object["decision"] as? [String: Any])?["presentation"] as? String == "alert")
     }
 
     @Test("Over-limit content is refused with a reason while the next notification is delivered")

@@ -39,12 +39,13 @@ struct RunningAccessory {
     let port: Int
     let task: Task<Void, any Error>
 
-    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default, policy: PolicyFile = .unlimitedBursts) async throws -> RunningAccessory {
+    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default, policy: PolicyFile = .unlimitedBursts, sinks: [any AlertSink] = []) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
             configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits),
             policy: policy,
             presenter: presenter,
+            sinks: sinks,
             logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)

@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+
+/// One command line to run, with optional bytes for its stdin (nil means /dev/null).
+struct SubprocessJob: Sendable {
+    var arguments: [String]
+    var input: Data?
+}
+
+/// Runs jobs on at most `maxConcurrent` dedicated threads with a bounded FIFO in front.
+/// `submit` only takes a lock and, at most, starts a thread, so callers never wait on a child.
+final class SubprocessPool: Sendable {
+    struct Configuration: Sendable {
+        var maxConcurrent: Int
+        var maxQueued: Int
+        var limits: Subprocess.Limits
+        /// The complete child environment as "NAME=value".
+        var environment: [String]
+    }
+
+    private struct State {
+        var queue: BoundedQueue<SubprocessJob>
+        var statistics = HookStatistics()
+        var stopped = false
+    }
+
+    private let configuration: Configuration
+    private let onResult: @Sendable (HookResult) -> Void
+    private let state: Mutex<State>
+    /// Read by running supervisors on every tick, hence an atomic rather than the lock.
+    private let stopping = Atomic<Bool>(false)
+
+    init(configuration: Configuration, onResult: @escaping @Sendable (HookResult) -> Void) {
+        precondition(configuration.maxConcurrent >= 1, "maxConcurrent must be at least 1")
+        precondition(configuration.maxQueued >= 0, "maxQueued must not be negative")
+        self.configuration = configuration
+        self.onResult = onResult
+        state = Mutex(State(queue: BoundedQueue(capacity: configuration.maxQueued)))
+    }
+
+    /// Merges `additions` over this process's environment, in a stable order.
+    static func environment(adding additions: [String: String]) -> [String] {
+        ProcessInfo.processInfo.environment.merging(additions) { $1 }
+            .map { "\($0.key)=\($0.value)" }
+            .sorted()
+    }
+
+    func submit(_ job: SubprocessJob) {
+        let startNow = state.withLock { state -> Bool in
+            if state.stopped {
+                state.statistics.dropped += 1
+                return false
+            }
+            if state.statistics.active < configuration.maxConcurrent {
+                state.statistics.active += 1
+                state.statistics.started += 1
+                return true
+            }
+            if state.queue.append(job) { state.statistics.dropped += 1 }
+            return false
+        }
+        if startNow {
+            let thread = Thread { [self] in work(startingWith: job) }
+            thread.name = "notifbridge-hook"
+            thread.start()
+        }
+    }
+
+    var statistics: HookStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.queued = state.queue.count
+            return statistics
+        }
+    }
+
+    var isIdle: Bool {
+        state.withLock { $0.statistics.active == 0 && $0.queue.count == 0 }
+    }
+
+    /// Polls rather than registering continuations: it serves tests and shutdown, not the hot path.
+    func waitUntilIdle(timeout: Duration) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while !isIdle {
+            guard clock.now < deadline else { return false }
+            do {
+                try await Task.sleep(for: .milliseconds(10))
+            } catch {
+                return isIdle
+            }
+        }
+        return true
+    }
+
+    /// Drops queued jobs and terminates running children (SIGTERM, then SIGKILL after the grace).
+    func shutdown() {
+        stopping.store(true, ordering: .releasing)
+        state.withLock { state in
+            state.stopped = true
+            state.statistics.dropped += state.queue.count
+            state.queue.removeAll()
+        }
+    }
+
+    private func work(startingWith first: SubprocessJob) {
+        var job = first
+        while true {
+            let result = Subprocess.run(
+                job.arguments, input: job.input, environment: configuration.environment,
+                limits: configuration.limits, cancelled: { stopping.load(ordering: .acquiring) })
+            state.withLock { state in
+                if result.timedOut {
+                    state.statistics.timedOut += 1
+                } else if result.succeeded {
+                    state.statistics.succeeded += 1
+                } else {
+                    state.statistics.failed += 1
+                }
+            }
+            // Still counted as active here, so waitUntilIdle implies every result was delivered.
+            onResult(result)
+            let next = state.withLock { state -> SubprocessJob? in
+                if let next = state.queue.popFirst() {
+                    state.statistics.started += 1
+                    return next
+                }
+                state.statistics.active -= 1
+                return nil
+            }
+            guard let next else { return }
+            job = next
+        }
+    }
+}
+
+/// A FIFO that evicts its oldest element when full, so a flood costs bounded memory.
+struct BoundedQueue<Element> {
+    let capacity: Int
+    private var items: [Element] = []
+    private var head = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    var count: Int { items.count - head }
+
+    /// Returns true when an element was discarded: the oldest, or the new one if capacity is 0.
+    mutating func append(_ element: Element) -> Bool {
+        guard capacity > 0 else { return true }
+        let evicting = count == capacity
+        items.append(element)
+        if evicting { advance() }
+        return evicting
+    }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let element = items[head]
+        advance()
+        return element
+    }
+
+    mutating func removeAll() {
+        items.removeAll()
+        head = 0
+    }
+
+    /// Compacts once the consumed prefix is at least half the array: amortised O(1), and at
+    /// most `capacity` stale elements are retained.
+    private mutating func advance() {
+        head += 1
+        if head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+@testable import NotifBridgeHooks
+import NotifBridgeTestSupport
+import Testing
+
+@Suite("Hook runner")
+struct HookRunnerTests {
+    /// Writes its stdin to a fresh file in the directory given as its first argument.
+    static let recordStdin = #"f=$(mktemp "$1/event.XXXXXX") && cat > "$f""#
+
+    @Test("Each submitted event reaches the hook's stdin byte for byte")
+    func deliversJSON() async throws {
+        let directory = try TemporaryDirectory("hooks-stdin")
+        defer { directory.remove() }
+        let output = directory.path + "/events"
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let hook = try HookFixture.script(in: directory.path, named: "hook", Self.recordStdin)
+        let log = ResultLog()
+        let runner = HookRunner(command: [hook, output], timeout: .seconds(5), maxConcurrent: 4, onResult: log.append)
+
+        let events = (0..<20).map { Data(#"{"id":\#($0),"title":"Anna — \"hi\" 🎉","body":"a\nb"}"#.utf8) }
+        for event in events { runner.submit(event) }
+
+        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(Set(try HookFixture.fileContents(in: output)) == Set(events))
+        #expect(try HookFixture.fileContents(in: output).count == 20)
+        #expect(log.all.count == 20)
+        #expect(log.all.allSatisfy { $0.exitStatus == 0 && $0.launchError == nil && !$0.timedOut })
+        let statistics = runner.statistics
+        #expect(statistics.started == 20 && statistics.succeeded == 20 && statistics.failed == 0)
+        #expect(statistics.active == 0 && statistics.queued == 0 && statistics.dropped == 0)
+    }
+
+    @Test("submit returns while the hooks are still blocked, with the rest queued")
+    func submitDoesNotWait() async throws {
+        let directory = try TemporaryDirectory("hooks-fast")
+        defer { directory.remove() }
+        let gate = directory.path + "/gate"
+        let runner = HookRunner(
+            command: ["/bin/sh", "-c", #"while [ ! -e "$0" ]; do sleep 0.02; done"#, gate],
+            timeout: .seconds(10), maxConcurrent: 2, maxQueued: 64)
+
+        for index in 0..<50 { runner.submit(Data("{\"n\":\(index)}".utf8)) }
+        let statistics = runner.statistics
+        #expect(statistics.active == 2 && statistics.queued == 48 && statistics.started == 2)
+        #expect(statistics.succeeded == 0 && statistics.dropped == 0)
+
+        HookFixture.touch(gate)
+        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(runner.statistics.succeeded == 50)
+    }
+
+    @Test("A flood beyond maxQueued drops the oldest queued events and counts them")
+    func floodDropsOldest() async throws {
+        let directory = try TemporaryDirectory("hooks-flood")
+        defer { directory.remove() }
+        let gate = directory.path + "/gate"
+        let output = directory.path + "/events"
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let script = #"while [ ! -e "$0" ]; do sleep 0.02; done; "# + Self.recordStdin
+        let runner = HookRunner(command: ["/bin/sh", "-c", script, gate, output], timeout: .seconds(5), maxConcurrent: 1, maxQueued: 3)
+
+        for index in 0..<10 { runner.submit(Data("{\"n\":\(index)}".utf8)) }
+        let statistics = runner.statistics
+        #expect(statistics.dropped == 10 - 1 - 3)
+        #expect(statistics.active == 1 && statistics.queued == 3)
+
+        HookFixture.touch(gate)
+        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(runner.statistics.succeeded == 4 && runner.statistics.started == 4)
+        let ran = Set(try HookFixture.fileContents(in: output).map { String(decoding: $0, as: UTF8.self) })
+        #expect(ran == Set([0, 7, 8, 9].map { "{\"n\":\($0)}" }))
+    }
+
+    @Test("A hook past its timeout is terminated together with its children")
+    func timeoutKillsProcessGroup() async throws {
+        let directory = try TemporaryDirectory("hooks-timeout")
+        defer { directory.remove() }
+        let pidFile = directory.path + "/child.pid"
+        let log = ResultLog()
+        let runner = HookRunner(
+            command: ["/bin/sh", "-c", #"sleep 30 & echo $! > "$0"; wait"#, pidFile],
+            timeout: .milliseconds(300), onResult: log.append)
+
+        runner.submit(Data("{}".utf8))
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        let result = try #require(log.all.first)
+        #expect(result.timedOut && result.exitStatus == nil && result.signal == SIGTERM)
+        #expect(runner.statistics.timedOut == 1 && runner.statistics.failed == 0)
+        let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
+        let child = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(await HookFixture.eventually { HookFixture.processIsGone(child) })
+    }
+
+    @Test("A hook that ignores SIGTERM is killed after the grace period")
+    func stubbornHookGetsKilled() async throws {
+        let directory = try TemporaryDirectory("hooks-kill")
+        defer { directory.remove() }
+        let pidFile = directory.path + "/child.pid"
+        let log = ResultLog()
+        let runner = HookRunner(
+            command: ["/bin/sh", "-c", #"trap "" TERM; sleep 30 & echo $! > "$0"; wait"#, pidFile],
+            timeout: .milliseconds(200), killGrace: .milliseconds(300), onResult: log.append)
+
+        runner.submit(Data("{}".utf8))
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        let result = try #require(log.all.first)
+        #expect(result.timedOut && result.signal == SIGKILL)
+        let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
+        let child = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(await HookFixture.eventually { HookFixture.processIsGone(child) })
+    }
+
+    @Test("A missing executable is reported as a launch error, by path or by name")
+    func missingExecutable() async throws {
+        let log = ResultLog()
+        let byPath = HookRunner(command: ["/nonexistent/notifbridge-hook"], timeout: .seconds(1), onResult: log.append)
+        let byName = HookRunner(command: ["notifbridge-no-such-hook-\(UUID().uuidString)"], timeout: .seconds(1), onResult: log.append)
+        byPath.submit(Data("{}".utf8))
+        byName.submit(Data("{}".utf8))
+
+        #expect(await byPath.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await byName.waitUntilIdle(timeout: .seconds(5)))
+        #expect(log.all.count == 2)
+        #expect(log.all.allSatisfy { $0.launchError != nil && $0.exitStatus == nil && !$0.succeeded })
+        #expect(byPath.statistics.failed == 1 && byName.statistics.failed == 1)
+    }
+
+    @Test("Hooks that skip stdin, exit non-zero or die by a signal are reported as such")
+    func exitStatuses() async throws {
+        let large = Data(repeating: UInt8(ascii: "x"), count: 1 << 20)
+        let cases: [(script: String, exitStatus: Int32?, signal: Int32?)] = [
+            ("exit 0", 0, nil),
+            ("exit 3", 3, nil),
+            ("kill -USR1 $$", nil, SIGUSR1),
+        ]
+        for entry in cases {
+            let log = ResultLog()
+            let runner = HookRunner(command: ["/bin/sh", "-c", entry.script], timeout: .seconds(5), onResult: log.append)
+            runner.submit(large)
+            #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+            let result = try #require(log.all.first)
+            #expect(result.exitStatus == entry.exitStatus && result.signal == entry.signal, "\(entry.script)")
+            #expect(!result.timedOut && result.launchError == nil)
+            #expect(runner.statistics.succeeded == (entry.exitStatus == 0 ? 1 : 0))
+        }
+    }
+
+    @Test("Output from stdout and stderr is captured up to the cap; environment additions arrive")
+    func outputAndEnvironment() async throws {
+        let log = ResultLog()
+        let short = HookRunner(
+            command: ["sh", "-c", #"echo "out $NB_HOOK_TEST"; echo err >&2"#], timeout: .seconds(5),
+            environment: ["NB_HOOK_TEST": "value with spaces"], onResult: log.append)
+        short.submit(Data())
+        #expect(await short.waitUntilIdle(timeout: .seconds(5)))
+        #expect(log.all.first?.output == "out value with spaces\nerr\n")
+
+        let flood = ResultLog()
+        let long = HookRunner(command: ["/bin/sh", "-c", #"head -c 200000 /dev/zero | tr "\0" x"#], timeout: .seconds(5), onResult: flood.append)
+        long.submit(Data())
+        #expect(await long.waitUntilIdle(timeout: .seconds(5)))
+        let result = try #require(flood.all.first)
+        #expect(result.exitStatus == 0)
+        #expect(result.output == String(repeating: "x", count: HookRunner.outputLimit) + "…")
+    }
+
+    @Test("shutdown terminates running hooks, drops the queue and refuses new events")
+    func shutdownKills() async throws {
+        let log = ResultLog()
+        let runner = HookRunner(command: ["/bin/sh", "-c", "sleep 30"], timeout: .seconds(30), maxConcurrent: 2, onResult: log.append)
+        for _ in 0..<3 { runner.submit(Data("{}".utf8)) }
+        #expect(runner.statistics.active == 2 && runner.statistics.queued == 1)
+        #expect(await runner.waitUntilIdle(timeout: .milliseconds(100)) == false)
+
+        runner.shutdown()
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        runner.submit(Data("{}".utf8))
+        let statistics = runner.statistics
+        #expect(statistics.started == 2 && statistics.failed == 2 && statistics.timedOut == 0)
+        #expect(statistics.dropped == 2 && statistics.queued == 0 && statistics.active == 0)
+        #expect(log.all.count == 2 && log.all.allSatisfy { $0.signal == SIGTERM && !$0.timedOut })
+    }
+
+    @Test("The bounded queue evicts oldest first and keeps FIFO order")
+    func boundedQueue() {
+        var queue = BoundedQueue<Int>(capacity: 3)
+        let evictions = (0..<10).map { queue.append($0) }
+        #expect(evictions == [false, false, false] + Array(repeating: true, count: 7))
+        #expect(queue.count == 3)
+        #expect([queue.popFirst(), queue.popFirst(), queue.popFirst(), queue.popFirst()] == [7, 8, 9, nil])
+        var none = BoundedQueue<Int>(capacity: 0)
+        #expect(none.append(1) && none.count == 0)
+    }
+}
