@@ -39,11 +39,27 @@ struct ControlLineEncoder: MessageToByteEncoder {
 typealias ControlChannel = NIOAsyncChannel<Result<String, ControlLineTooLong>, String>
 
 enum ControlSocket {
+    struct InUse: Error, CustomStringConvertible {
+        var path: String
+        var description: String { "another accessory is already running with this state directory (it answers on \(path))" }
+    }
+
+    /// Binds the socket, mode 0600. A socket file left by a crashed daemon is replaced; one that
+    /// a running daemon still answers on is not.
     static func listen(path: String) async throws -> NIOAsyncChannel<ControlChannel, Never> {
-        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if FileManager.default.fileExists(atPath: path) {
+            let probe = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(unixDomainSocketPath: path).get()
+            if let probe {
+                try? await probe.close()
+                throw InUse(path: path)
+            }
+        }
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture { try wrap(channel) }
             }
+        chmod(path, 0o600)
+        return server
     }
 
     static func wrap(_ channel: any Channel) throws -> ControlChannel {
