@@ -1,5 +1,4 @@
 import Foundation
-import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
 import NotifBridgeWire
