@@ -128,7 +128,7 @@ extension AccessoryDaemon {
         }
         guard let target else { return .failure("no iPhone is connected; nothing was sent") }
         return await withCheckedContinuation { continuation in
-            target.yield(.send(event, reply: SendReply(continuation)))
+            target.push(.send(event, reply: SendReply(continuation)))
         }
     }
 

@@ -23,11 +23,13 @@ public enum AlertEvent: Sendable {
 extension AccessoryDaemon {
     enum Outcome { case keepOpen, close }
 
-    /// Carries out actions in order; a delivery's receipt is sent after the store has it.
+    /// Carries out actions in order. Deliveries are collected for `commit`, which stores them
+    /// together and only then sends their receipts.
     func perform(
         _ actions: [AccessoryConnection.Action],
         on connection: inout AccessoryConnection,
-        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>
+        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>,
+        deliveries: inout [AccessorySession.Delivery]
     ) async throws -> Outcome {
         var queue = actions[...]
         while let action = queue.popFirst() {
@@ -55,14 +57,7 @@ extension AccessoryDaemon {
                 logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hex(key.keyID)) after a decrypt failure")
                 presenter.present(.resync(reason: "a message did not decrypt"))
             case .deliver(let delivery):
-                do {
-                    let outcome = try apply(delivery.event, exchangeID: delivery.exchangeID)
-                    show(delivery.event, outcome)
-                    queue.append(contentsOf: connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted))
-                } catch {
-                    logger.error("could not store event #\(delivery.event.sequence): \(error)")
-                    queue.append(contentsOf: connection.deliveryFailed("\(error)"))
-                }
+                deliveries.append(delivery)
             case .refused(let error):
                 logger.warning("refused input from host: \(error)")
                 presenter.present(.refused(detail: error.description))
@@ -74,18 +69,42 @@ extension AccessoryDaemon {
         return .keepOpen
     }
 
-    /// Stores one event, deciding alerts with the policy and the burst limit in the same
-    /// transaction, so the receipt and the stored decision always agree.
-    private func apply(_ event: HostEvent, exchangeID: UInt64) throws -> ApplyOutcome {
+    /// Stores the collected deliveries in one transaction (alert decisions and the burst limit
+    /// inside it, so receipts and stored decisions always agree), then sends their receipts.
+    func commit(
+        _ deliveries: inout [AccessorySession.Delivery],
+        on connection: inout AccessoryConnection,
+        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>
+    ) async throws {
+        guard !deliveries.isEmpty else { return }
+        let batch = deliveries
+        deliveries.removeAll()
         let minute = minuteOfDay()
         let settings = policy.alerts
-        return try store.apply(
-            event,
-            exchangeID: exchangeID,
-            now: Date(),
-            policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: minute), settings: settings) },
-            admit: { state.withLock { $0.limiter.admit(now: .now) } }
-        )
+        let results: [Result<ApplyOutcome, any Error>]
+        do {
+            results = try store.applyBatch(
+                batch.map { ($0.event, $0.exchangeID) },
+                now: Date(),
+                policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: minute), settings: settings) },
+                admit: { state.withLock { $0.limiter.admit(now: .now) } }
+            )
+        } catch {
+            results = batch.map { _ in .failure(error) }
+        }
+        var replies: [AccessoryConnection.Action] = []
+        for (delivery, result) in zip(batch, results) {
+            switch result {
+            case .success(let outcome):
+                show(delivery.event, outcome)
+                replies += connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted)
+            case .failure(let error):
+                logger.error("could not store event #\(delivery.event.sequence): \(error)")
+                replies += connection.deliveryFailed("\(error)")
+            }
+        }
+        var none: [AccessorySession.Delivery] = []
+        _ = try await perform(replies, on: &connection, outbound: outbound, deliveries: &none)
     }
 
     private func show(_ event: HostEvent, _ outcome: ApplyOutcome) {

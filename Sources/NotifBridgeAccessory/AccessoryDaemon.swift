@@ -32,7 +32,7 @@ public final class AccessoryDaemon: Sendable {
 
     struct ConnectionHandle {
         var connectedAt: ContinuousClock.Instant
-        var inputs: AsyncStream<LinkInput>.Continuation
+        var inputs: InputQueue<LinkInput>
         var established = false
     }
 
@@ -126,9 +126,9 @@ public final class AccessoryDaemon: Sendable {
     private func serve(_ channel: TCPLinkChannel) async {
         let peer = channel.channel.remoteAddress?.description ?? "unknown"
         let id = UUID()
-        let (inputs, continuation) = AsyncStream.makeStream(of: LinkInput.self)
+        let inputs = InputQueue<LinkInput>()
         let (identity, exchange) = state.withLock { state in
-            state.connections[id] = ConnectionHandle(connectedAt: .now, inputs: continuation)
+            state.connections[id] = ConnectionHandle(connectedAt: .now, inputs: inputs)
             return (state.identity, state.exchange)
         }
         var connection = AccessoryConnection(
@@ -142,36 +142,18 @@ public final class AccessoryDaemon: Sendable {
                 try await channel.executeThenClose { inbound, outbound in
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            defer { continuation.finish() }
-                            for try await item in inbound { continuation.yield(.inbound(item)) }
+                            defer { inputs.finish() }
+                            for try await item in inbound { inputs.push(.inbound(item)) }
                         }
                         group.addTask {
                             while true {
                                 try await Task.sleep(for: Self.tickInterval)
-                                continuation.yield(.tick)
+                                inputs.push(.tick)
                             }
                         }
                         defer { group.cancelAll() }
-                        for await input in inputs {
-                            let actions: [AccessoryConnection.Action]
-                            switch input {
-                            case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
-                            case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
-                            case .tick:
-                                expirePartials(&connection, peer: peer)
-                                continue
-                            case .send(let event, let reply):
-                                guard let feature = connection.session.currentFeatureID else {
-                                    reply.finish(.failure("the iPhone has not completed the key exchange"))
-                                    continue
-                                }
-                                actions = connection.seal(event, featureID: feature)
-                                let outcome = try await perform(actions, on: &connection, outbound: outbound)
-                                reply.finish(actions.isEmpty ? .failure("could not seal the message") : .success(()))
-                                if outcome == .close { return }
-                                continue
-                            }
-                            let outcome = try await perform(actions, on: &connection, outbound: outbound)
+                        while case let batch = await inputs.takeAll(), !batch.isEmpty {
+                            let outcome = try await handle(batch, on: &connection, outbound: outbound, peer: peer)
                             markEstablished(id, connection.session.isEstablished)
                             if outcome == .close { return }
                         }
@@ -184,10 +166,56 @@ public final class AccessoryDaemon: Sendable {
             logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
         }
         state.withLock { _ = $0.connections.removeValue(forKey: id) }
-        continuation.finish()
+        inputs.finish()
+        for case .send(_, let reply) in inputs.drain() {
+            reply.finish(.failure("the iPhone disconnected before the message was sent"))
+        }
         connection.disconnected()
         presenter.present(.disconnected(peer: peer))
         logger.info("host disconnected", metadata: ["peer": "\(peer)"])
+    }
+
+    /// Handles everything that arrived together. Deliveries wait until the end of the batch and
+    /// are committed in one transaction; their receipts follow that commit.
+    private func handle(
+        _ batch: [LinkInput],
+        on connection: inout AccessoryConnection,
+        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>,
+        peer: String
+    ) async throws -> Outcome {
+        var deliveries: [AccessorySession.Delivery] = []
+        defer { if !deliveries.isEmpty { logger.error("\(deliveries.count) deliveries left unstored when the connection closed") } }
+        for input in batch {
+            let actions: [AccessoryConnection.Action]
+            switch input {
+            case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
+            case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
+            case .tick:
+                expirePartials(&connection, peer: peer)
+                continue
+            case .send(let event, let reply):
+                guard let feature = connection.session.currentFeatureID else {
+                    reply.finish(.failure("the iPhone has not completed the key exchange"))
+                    continue
+                }
+                let sealed = connection.seal(event, featureID: feature)
+                let outcome = try await perform(sealed, on: &connection, outbound: outbound, deliveries: &deliveries)
+                reply.finish(sealed.isEmpty ? .failure("could not seal the message") : .success(()))
+                if outcome == .close { return try await closing(&deliveries, &connection, outbound) }
+                continue
+            }
+            if try await perform(actions, on: &connection, outbound: outbound, deliveries: &deliveries) == .close {
+                return try await closing(&deliveries, &connection, outbound)
+            }
+        }
+        try await commit(&deliveries, on: &connection, outbound: outbound)
+        return .keepOpen
+    }
+
+    /// Stored events still get their receipts before the connection closes.
+    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ outbound: NIOAsyncChannelOutboundWriter<[UInt8]>) async throws -> Outcome {
+        try await commit(&deliveries, on: &connection, outbound: outbound)
+        return .close
     }
 
     private func markEstablished(_ id: UUID, _ established: Bool) {

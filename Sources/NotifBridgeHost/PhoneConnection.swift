@@ -21,6 +21,8 @@ public final class PhoneConnection: Sendable {
     private let onEvent: @Sendable (PhoneEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
     private let closing = Mutex(false)
+    /// Every receipt with its arrival time, for load runs.
+    private let receiptLog = ReceiptLog()
 
     private init(session: HostSession, limits: WireLimits, outbound: AsyncStream<[[UInt8]]>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
         state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: TCPLink.defaultChunkLength), reassembler: ChunkReassembler(limits: limits)))
@@ -145,6 +147,9 @@ public final class PhoneConnection: Sendable {
         return receipts
     }
 
+    /// Receipts as they arrived, with their times (load runs read it instead of the mailbox).
+    public func receiptTimes() -> ReceiptLog { receiptLog }
+
     /// Events queued or sent but not acknowledged.
     public var outstandingCount: Int { state.withLock { $0.session.outstandingCount } }
 
@@ -196,6 +201,7 @@ public final class PhoneConnection: Sendable {
             case .established(let exchangeID, let suite, let resumed):
                 post(.established(exchangeID: exchangeID, suite: suite, resumed: resumed))
             case .receipt(let receipt):
+                receiptLog.record(receipt.sequence, alerted: receipt.alerted)
                 post(.receipt(sequence: receipt.sequence, stored: receipt.stored, alerted: receipt.alerted))
             case .accessoryEvent(let event):
                 switch event.event {

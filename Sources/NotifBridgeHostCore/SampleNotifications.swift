@@ -50,10 +50,11 @@ public enum SampleNotifications {
     }
 
     /// A typical notification of about 300 bytes serialised, for the benchmark.
-    public static func typical(index: Int) -> HostOperation {
+    /// - Parameter run: keeps ids unique across load runs against the same accessory.
+    public static func typical(index: Int, run: String = "bench") -> HostOperation {
         var message = HostNotification(
             source: "com.apple.MobileSMS",
-            id: "bench-\(index)",
+            id: "\(run)-\(index)",
             sourceName: "Messages",
             title: "Anna Schmidt",
             body: "Running ten minutes late, the train stopped outside the station again. Order for me if the waiter comes: the lunch special and a sparkling water, please! See you soon 🙂",

@@ -133,40 +133,89 @@ public final class AccessoryStore: Sendable {
         admit: () -> Bool = { true }
     ) throws -> ApplyOutcome {
         try database.write { db in
-            guard let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) else {
-                throw UnknownExchange(exchangeID: exchangeID)
-            }
-            let revision = Revision(epoch: epoch, sequence: event.sequence)
-            let watermark = try Self.watermark(db)
-            switch event.event {
-            case .add(let add):
-                let decision = policy(add)
-                var outcome = try Self.apply(.add(shouldAlert: decision.alerts), notification: add.notification, alerting: add.alerting, decision: decision, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-                try retention.enforce(db, now: now)
-                if outcome.record != nil { outcome.record = try Self.fetch(db, source: add.notification.id.sourceIdentifier, id: add.notification.id.notificationIdentifier) }
-                return outcome
-            case .update(let update):
-                return try Self.apply(.update, notification: update.notification, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-            case .remove(let remove):
-                var tombstone = WireNotification()
-                tombstone.id = remove.id
-                return try Self.apply(.remove, notification: tombstone, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-            case .removeAll:
-                if let watermark, revision <= watermark {
-                    return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
+            let outcome = try Self.apply(event, exchangeID: exchangeID, now: now, policy: policy, admit: admit, db: db)
+            try retention.enforce(db, now: now)
+            return try Self.refreshed(outcome, db: db)
+        }
+    }
+
+    /// Applies events that arrived together in one transaction: one fsync for all of them
+    /// (group commit), each in its own savepoint so a failing event undoes only itself.
+    /// Receipts may be sent for every successful result once this returns.
+    public func applyBatch(
+        _ events: [(event: HostEvent, exchangeID: UInt64)],
+        now: Date,
+        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
+        admit: () -> Bool = { true }
+    ) throws -> [Result<ApplyOutcome, any Error>] {
+        try database.write { db in
+            var results: [Result<ApplyOutcome, any Error>] = []
+            for item in events {
+                var result: Result<ApplyOutcome, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
+                do {
+                    try db.inSavepoint {
+                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, now: now, policy: policy, admit: admit, db: db))
+                        return .commit
+                    }
+                } catch {
+                    result = .failure(error)
                 }
-                try db.execute(sql: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
-                try db.execute(
-                    sql: """
-                        UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
-                        WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
-                        """,
-                    arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
-                )
-                return ApplyOutcome(decision: .markRemoved, stored: true, alerted: false, record: nil, removedCount: db.changesCount)
-            case nil:
-                return ApplyOutcome(decision: .ignore(.stale), stored: false, alerted: false, record: nil)
+                results.append(result)
             }
+            try retention.enforce(db, now: now)
+            return try results.map { result in
+                guard case .success(let outcome) = result else { return result }
+                return .success(try Self.refreshed(outcome, db: db))
+            }
+        }
+    }
+
+    /// The record as it stands after retention ran (it may have been pruned).
+    private static func refreshed(_ outcome: ApplyOutcome, db: Database) throws -> ApplyOutcome {
+        guard let record = outcome.record else { return outcome }
+        var refreshed = outcome
+        refreshed.record = try fetch(db, source: record.sourceIdentifier, id: record.notificationIdentifier)
+        return refreshed
+    }
+
+    private static func apply(
+        _ event: HostEvent,
+        exchangeID: UInt64,
+        now: Date,
+        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
+        admit: () -> Bool,
+        db: Database
+    ) throws -> ApplyOutcome {
+        guard let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) else {
+            throw UnknownExchange(exchangeID: exchangeID)
+        }
+        let revision = Revision(epoch: epoch, sequence: event.sequence)
+        let watermark = try Self.watermark(db)
+        switch event.event {
+        case .add(let add):
+            let decision = policy(add)
+            return try Self.apply(.add(shouldAlert: decision.alerts), notification: add.notification, alerting: add.alerting, decision: decision, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
+        case .update(let update):
+            return try Self.apply(.update, notification: update.notification, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
+        case .remove(let remove):
+            var tombstone = WireNotification()
+            tombstone.id = remove.id
+            return try Self.apply(.remove, notification: tombstone, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
+        case .removeAll:
+            if let watermark, revision <= watermark {
+                return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
+            try db.execute(
+                sql: """
+                    UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
+                    WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
+                    """,
+                arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
+            )
+            return ApplyOutcome(decision: .markRemoved, stored: true, alerted: false, record: nil, removedCount: db.changesCount)
+        case nil:
+            return ApplyOutcome(decision: .ignore(.stale), stored: false, alerted: false, record: nil)
         }
     }
 

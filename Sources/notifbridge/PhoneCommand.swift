@@ -9,6 +9,27 @@ struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
         abstract: "Play the iPhone: key exchange as the iOS system, then forward notifications.",
+        subcommands: [Forward.self, Load.self],
+        defaultSubcommand: Forward.self
+    )
+}
+
+/// Where the simulated iPhone connects, and which suites it accepts.
+struct PhoneTarget: ParsableArguments {
+    @Option(help: "Accessory address.") var host: String = "127.0.0.1"
+    @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
+    @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
+
+    var session: HostSession {
+        HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+    }
+}
+
+extension PhoneCommand {
+struct Forward: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forward",
+        abstract: "Forward operations from a JSON file or from flags (the default).",
         discussion: """
             Forwards the operations in --file (a JSON array of {"op": "add"|"update"|"remove"|"removeAll", …}), \
             or one operation built from the flags, then prints what the accessory sends back.
@@ -19,9 +40,7 @@ struct PhoneCommand: AsyncParsableCommand {
         case add, update, remove, removeAll = "remove-all"
     }
 
-    @Option(help: "Accessory address.") var host: String = "127.0.0.1"
-    @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
-    @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
+    @OptionGroup var target: PhoneTarget
     @Option(help: "JSON file with the operations to forward.") var file: String?
 
     @Option(help: "Operation built from flags: add, update, remove or remove-all.") var op: Operation = .add
@@ -47,9 +66,8 @@ struct PhoneCommand: AsyncParsableCommand {
     func run() async throws {
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
-        let session = HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
         let printer = PhonePrinter()
-        let summary = try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: printer.print) { connection in
+        let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: linger)
         }.0
         printer.line(summary.description)
@@ -79,6 +97,7 @@ struct PhoneCommand: AsyncParsableCommand {
         case .removeAll: return [.removeAll]
         }
     }
+}
 }
 
 struct ForwardSummary: CustomStringConvertible, Sendable {

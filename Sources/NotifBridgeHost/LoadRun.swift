@@ -1,0 +1,98 @@
+import Foundation
+import NotifBridgeHostCore
+import Synchronization
+
+/// Forwards `count` notifications at `rate` per second (0: as fast as the link takes them) and
+/// measures, per notification, the time from handing it to the link to its receipt.
+public struct LoadRun: Sendable {
+    public var count: Int
+    /// Notifications per second; 0 sends without pacing.
+    public var rate: Double
+    /// How long to wait for the last receipts once everything is sent.
+    public var drainTimeout: Duration
+
+    public init(count: Int, rate: Double, drainTimeout: Duration = .seconds(30)) {
+        self.count = count
+        self.rate = rate
+        self.drainTimeout = drainTimeout
+    }
+
+    public struct Summary: Sendable, CustomStringConvertible {
+        public var sent: Int
+        public var acknowledged: Int
+        public var alerted: Int
+        public var failed: Int
+        public var elapsed: Duration
+        /// Send → receipt, sorted ascending.
+        public var latencies: [Duration]
+
+        public var throughput: Double { Double(acknowledged) / max(elapsed.seconds, 1e-9) }
+
+        public func percentile(_ p: Double) -> Duration? {
+            latencies.isEmpty ? nil : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+
+        public var description: String {
+            func ms(_ d: Duration?) -> String { d.map { String(format: "%.2f ms", $0.seconds * 1000) } ?? "–" }
+            return """
+                \(sent) sent, \(acknowledged) acknowledged, \(failed) failed, \(alerted) alerted in \(String(format: "%.2f", elapsed.seconds)) s \
+                (\(String(format: "%.0f", throughput)) notifications/s)
+                latency send → receipt: p50 \(ms(percentile(0.5))), p90 \(ms(percentile(0.9))), p99 \(ms(percentile(0.99))), max \(ms(latencies.last))
+                """
+        }
+    }
+
+    /// Runs over an established connection. `make` builds notification `index` (1-based).
+    public func run(over connection: PhoneConnection, make: @Sendable (Int) -> HostOperation) async throws -> Summary {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var sentAt: [UInt64: ContinuousClock.Instant] = [:]
+        sentAt.reserveCapacity(count)
+        let receipts = connection.receiptTimes()
+        for index in 1...max(count, 1) where count > 0 {
+            if rate > 0 {
+                let due = start + .seconds(Double(index - 1) / rate)
+                if due > clock.now { try await Task.sleep(until: due, clock: clock) }
+            }
+            let now = clock.now
+            if let sequence = try connection.send(make(index)) { sentAt[sequence] = now }
+        }
+        let deadline = clock.now + drainTimeout
+        while receipts.count() < sentAt.count, clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let elapsed = clock.now - start
+        let recorded = receipts.snapshot()
+        let latencies = recorded.compactMap { sequence, receipt in sentAt[sequence].map { receipt.at - $0 } }.sorted()
+        return Summary(
+            sent: sentAt.count,
+            acknowledged: recorded.count,
+            alerted: recorded.values.filter(\.alerted).count,
+            failed: sentAt.count - recorded.count,
+            elapsed: elapsed,
+            latencies: latencies
+        )
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Receipt arrival times, recorded on the connection's reader as they come.
+public final class ReceiptLog: Sendable {
+    public struct Entry: Sendable {
+        public var at: ContinuousClock.Instant
+        public var alerted: Bool
+    }
+
+    private let entries = Mutex<[UInt64: Entry]>([:])
+
+    func record(_ sequence: UInt64, alerted: Bool) {
+        let now = ContinuousClock.now
+        entries.withLock { $0[sequence] = Entry(at: now, alerted: alerted) }
+    }
+
+    public func count() -> Int { entries.withLock { $0.count } }
+    public func snapshot() -> [UInt64: Entry] { entries.withLock { $0 } }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeHost
+import NotifBridgeHostCore
+
+extension PhoneCommand {
+    /// Load mode: many notifications at a steady rate, with a delivery and latency summary.
+    struct Load: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "load",
+            abstract: "Forward many typical notifications at a rate and report delivery and latency.",
+            discussion: "Each notification is a ~330-byte message with a unique id. The summary counts what was sent, acknowledged by a receipt, and not acknowledged in time, with send → receipt latency percentiles."
+        )
+
+        @OptionGroup var target: PhoneTarget
+        @Option(help: "Notifications to send.") var count: Int = 1000
+        @Option(help: "Notifications per second (0: as fast as the link takes them).") var rate: Double = 0
+        @Option(help: "Seconds to wait for the last receipts.") var drain: Double = 30
+
+        func validate() throws {
+            guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
+            guard rate >= 0, rate <= 1_000_000 else { throw ValidationError("--rate must be 0...1000000") }
+            guard drain > 0 else { throw ValidationError("--drain must be above 0") }
+        }
+
+        func run() async throws {
+            let printer = PhonePrinter()
+            let run = LoadRun(count: count, rate: rate, drainTimeout: .milliseconds(Int64(drain * 1000)))
+            let runID = UUID().uuidString.prefix(8)
+            let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: { event in
+                if case .receipt = event { return }
+                printer.print(event)
+            }) { connection in
+                try await connection.waitUntilEstablished()
+                printer.line("sending \(count) notifications\(rate > 0 ? " at \(rate)/s" : " as fast as possible")")
+                return try await run.run(over: connection) { SampleNotifications.typical(index: $0, run: String(runID)) }
+            }.0
+            printer.line(summary.description)
+            if summary.failed > 0 { throw ExitCode(1) }
+        }
+    }
+}
