@@ -82,6 +82,29 @@ struct AccessoryStoreTests {
         #expect(try store.notifications().map(\.notificationIdentifier) == ["e"])
     }
 
+    @Test("A batch commits together; a failing event undoes only itself")
+    func batch() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        let results = try store.applyBatch(
+            [
+                (try event(1, .add(note("a"), .standard)), exchange.exchangeID),
+                (try event(2, .add(note("b"), .standard)), 0xDEAD),
+                (try event(3, .update(note("a", body: "edited"))), exchange.exchangeID),
+            ],
+            now: Date(),
+            policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) }
+        )
+        #expect(results.count == 3)
+        #expect((try? results[0].get())?.alerted == true)
+        #expect(throws: AccessoryStore.UnknownExchange.self) { try results[1].get() }
+        #expect((try? results[2].get())?.decision == .replace)
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
+        #expect(try store.notification(source: "com.apple.MobileSMS", id: "a")?.notification.body.plainText == "edited")
+    }
+
     @Test("A newer exchange outranks sequences of an older one")
     func epochs() throws {
         let directory = try TemporaryDirectory("store")
