@@ -146,6 +146,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifBridgeHostCoreTests",
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotifBridgeStoreTests",
             dependencies: ["NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings

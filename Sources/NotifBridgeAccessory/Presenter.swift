@@ -69,6 +69,11 @@ public struct TerminalPresenter: Presenter {
         }
     }
 
+    /// iOS's own dismiss action has no title; show what a person expects to read.
+    static func actionLabel(_ action: Notifbridge_V1_Action) -> String {
+        action.hasTitle ? action.title : (action.type == .dismiss ? "Dismiss" : action.identifier)
+    }
+
     static func render(_ stored: StoredNotification, change: DisplayEvent.Change, profile: DisplayProfile? = nil) -> String {
         let n = stored.notification
         let marker: String
@@ -104,12 +109,12 @@ public struct TerminalPresenter: Presenter {
                 lines.append("    │\(line)\(String(repeating: " ", count: max(0, profile.columns - displayWidth(of: line))))│")
             }
             lines.append("    └\(border)┘")
-            if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map { $0.hasTitle ? $0.title : $0.identifier }.joined(separator: " · "))") }
+            if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map(Self.actionLabel).joined(separator: " · "))") }
             return lines.joined(separator: "\n")
         }
         if n.hasSubtitle { lines.append("    \(n.subtitle)") }
         if n.hasBody { lines.append("    \(n.body.plainText)") }
-        if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map { $0.hasTitle ? $0.title : $0.identifier }.joined(separator: " · "))") }
+        if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map(Self.actionLabel).joined(separator: " · "))") }
         return lines.joined(separator: "\n")
     }
 }

@@ -13,6 +13,19 @@ public enum TestVectors {
     }
 }
 
+/// The fixture corpus at the repository root (Fixtures/), shared by the tests and the examples.
+public enum TestFixtures {
+    public static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .appendingPathComponent("Fixtures")
+
+    public static func data(_ path: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(path))
+    }
+}
+
 /// A deterministic generator (SplitMix64) for shuffles and random inputs, so every failure
 /// reproduces from its seed.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {

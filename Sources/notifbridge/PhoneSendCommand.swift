@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeHost
+import NotifBridgeHostCore
+
+extension PhoneCommand {
+    /// Forwards APNs payloads, as iOS would after receiving them for an app.
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "send",
+            abstract: "Forward APNs JSON payloads as the notifications iOS would show.",
+            discussion: """
+                Maps aps.alert (string, dictionary or loc-key forms), thread-id, category (through \
+                --categories), interruption-level and sound (including the critical dictionary) to the \
+                notification and its alerting context, then forwards each file as an add.
+                """
+        )
+
+        @OptionGroup var target: PhoneTarget
+        @Argument(help: "APNs payload files (JSON, at most 4096 bytes each).") var files: [String]
+        @Option(help: "Bundle identifier of the sending app.") var source: String = "com.example.app"
+        @Option(help: "Display name of the sending app.") var sourceName: String = "Example"
+        @Option(help: "Notification identifier (one file only; otherwise each gets a new UUID).") var id: String?
+        @Option(help: "JSON file: {category: [actions]} as the app registers its UNNotificationCategory set.") var categories: String?
+        @Option(help: "JSON file: the app's localized strings, for loc-key payloads.") var strings: String?
+        @Flag(help: "A Focus is on: only time-sensitive and critical notifications alert.") var focus = false
+        @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
+
+        func validate() throws {
+            if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }
+        }
+
+        func run() async throws {
+            let categoryTable = try categories.map { try readJSON([String: [HostNotification.ActionInput]].self, from: $0, what: "--categories") } ?? [:]
+            let stringTable = try strings.map { try readJSON([String: String].self, from: $0, what: "--strings") } ?? [:]
+            let printer = PhonePrinter()
+            var operations: [HostOperation] = []
+            for file in files {
+                let data: Data
+                do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+                    throw CommandFailure("cannot read \(file): \(error.localizedDescription)")
+                }
+                let context = APNsPayload.Context(source: source, sourceName: sourceName, id: id ?? UUID().uuidString, categories: categoryTable, strings: stringTable, focus: focus)
+                let mapped: APNsPayload.Mapped
+                do { mapped = try APNsPayload.map(data, context: context) } catch {
+                    throw CommandFailure("\(file): \(error)")
+                }
+                if mapped.mutableContent {
+                    printer.line("\(file): mutable-content is set but no service extension runs here; forwarding the original content, as iOS does when the extension does not answer")
+                }
+                operations.append(mapped.operation)
+            }
+            let mappedOperations = operations
+            let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: printer.print) { connection in
+                try await forward(mappedOperations, over: connection, printer: printer, linger: linger)
+            }.0
+            printer.line(summary.description)
+            if summary.acknowledged < summary.sent { throw ExitCode(1) }
+        }
+
+        private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
+            do {
+                return try JSONDecoder().decode(type, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            } catch {
+                throw CommandFailure("\(what) \(path) cannot be used: \(error)")
+            }
+        }
+    }
+}
