@@ -146,6 +146,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NotifBridgeTCPTests",
+            dependencies: [
+                "NotifBridgeTCP", "NotifBridgeWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NotifBridgeHostCoreTests",
             dependencies: ["NotifBridgeHostCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
