@@ -54,7 +54,7 @@ extension AccessoryDaemon {
             case .replaceIdentity(let key):
                 try keyFile.save(key)
                 state.withLock { $0.identity = key }
-                logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hex(key.keyID)) after a decrypt failure")
+                logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hexString(key.keyID)) after a decrypt failure")
                 presenter.present(.resync(reason: "a message did not decrypt"))
             case .deliver(let delivery):
                 deliveries.append(delivery)

@@ -61,7 +61,7 @@ public final class AccessoryDaemon: Sendable {
         store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         let exchange = try store.activeExchange(keyID: identity.keyID)
         state = Mutex(State(identity: identity, exchange: exchange, limiter: BurstLimiter(limit: policy.burst)))
-        logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hex(identity.keyID)) in \(keyFile.path)")
+        logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyFile.path)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
         }
@@ -82,7 +82,7 @@ public final class AccessoryDaemon: Sendable {
         let control = try await ControlSocket.listen(path: configuration.controlSocketPath)
         let port = server.channel.localAddress?.port ?? configuration.port
         logger.info("listening on \(configuration.host):\(port); control socket \(configuration.controlSocketPath)")
-        presenter.present(.listening(host: configuration.host, port: port, suite: configuration.suite.rawValue, keyID: hex(keyID)))
+        presenter.present(.listening(host: configuration.host, port: port, suite: configuration.suite.rawValue, keyID: hexString(keyID)))
         onListening(port)
         try await withTaskCancellationHandler {
             try await withThrowingDiscardingTaskGroup { group in
@@ -253,8 +253,4 @@ struct SendFailure: Error, ExpressibleByStringLiteral, CustomStringConvertible {
     var description: String
     init(stringLiteral value: String) { description = value }
     init(_ description: String) { self.description = description }
-}
-
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
 }

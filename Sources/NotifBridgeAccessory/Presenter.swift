@@ -109,11 +109,10 @@ public struct TerminalPresenter: Presenter {
                 lines.append("    │\(line)\(String(repeating: " ", count: max(0, profile.columns - displayWidth(of: line))))│")
             }
             lines.append("    └\(border)┘")
-            if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map(Self.actionLabel).joined(separator: " · "))") }
-            return lines.joined(separator: "\n")
+        } else {
+            if n.hasSubtitle { lines.append("    \(n.subtitle)") }
+            if n.hasBody { lines.append("    \(n.body.plainText)") }
         }
-        if n.hasSubtitle { lines.append("    \(n.subtitle)") }
-        if n.hasBody { lines.append("    \(n.body.plainText)") }
         if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map(Self.actionLabel).joined(separator: " · "))") }
         return lines.joined(separator: "\n")
     }

@@ -170,6 +170,11 @@ public struct SenderSession: Sendable {
     }
 }
 
+/// Lowercase hex, the form key ids and vectors are written in.
+public func hexString(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+}
+
 /// An exchange ID as 16 hex digits, the form logs and displays use.
 public func exchangeHex(_ exchangeID: UInt64) -> String {
     let digits = String(exchangeID, radix: 16)

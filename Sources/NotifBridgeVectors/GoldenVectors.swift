@@ -70,7 +70,7 @@ public enum GoldenVectors {
             event.event = try DataProvider.event(for: operation, now: fixedDate)
             let plaintext = WireCodec.encode(event)
             let ciphertext = try FeatureCipher.seal(plaintext, using: keys.hostToAccessory)
-            messages.append(Message(direction: Direction.hostToAccessory.rawValue, summary: "\(operation.summaryLine) #\(sequence)", ciphertext: hex(ciphertext), plaintext: hex(plaintext)))
+            messages.append(Message(direction: Direction.hostToAccessory.rawValue, summary: "\(operation.summaryLine) #\(sequence)", ciphertext: hexString(ciphertext), plaintext: hexString(plaintext)))
         }
         var receipt = AccessoryEvent()
         receipt.sequence = 1
@@ -84,21 +84,21 @@ public enum GoldenVectors {
         messages.append(Message(
             direction: Direction.accessoryToHost.rawValue,
             summary: "receipt for #1",
-            ciphertext: hex(try FeatureCipher.seal(receiptBytes, using: keys.accessoryToHost)),
-            plaintext: hex(receiptBytes)
+            ciphertext: hexString(try FeatureCipher.seal(receiptBytes, using: keys.accessoryToHost)),
+            plaintext: hexString(receiptBytes)
         ))
         return Exchange(
             suite: sender.parameters.cipherSuite,
             version: sender.parameters.version,
             identifier: identifier,
             featureID: featureID,
-            accessorySecret: hex(secret),
-            accessoryPublicKey: hex(key.publicKeyRepresentation),
-            keyID: hex(key.keyID),
-            encapsulatedKey: hex(sender.parameters.encapsulatedKey),
+            accessorySecret: hexString(secret),
+            accessoryPublicKey: hexString(key.publicKeyRepresentation),
+            keyID: hexString(key.keyID),
+            encapsulatedKey: hexString(sender.parameters.encapsulatedKey),
             exchangeID: String(format: "%016llx", sender.parameters.exchangeID),
-            hostToAccessoryKey: hex(keys.rawBytes(for: .hostToAccessory)),
-            accessoryToHostKey: hex(keys.rawBytes(for: .accessoryToHost)),
+            hostToAccessoryKey: hexString(keys.rawBytes(for: .hostToAccessory)),
+            accessoryToHostKey: hexString(keys.rawBytes(for: .accessoryToHost)),
             messages: messages
         )
     }
@@ -108,16 +108,12 @@ public enum GoldenVectors {
         return cases.map { chunkLength, length in
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
             var framer = ChunkFramer(chunkLength: chunkLength)
-            return Framing(chunkLength: chunkLength, message: hex(message), chunks: framer.frame(message).map(hex))
+            return Framing(chunkLength: chunkLength, message: hexString(message), chunks: framer.frame(message).map(hexString))
         }
     }
 
     /// Reads a vector file written by `make()`.
     public static func load(from url: URL) throws -> File {
         try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
-    }
-
-    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }
