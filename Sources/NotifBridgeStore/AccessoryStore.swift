@@ -132,11 +132,7 @@ public final class AccessoryStore: Sendable {
         policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
         admit: () -> Bool = { true }
     ) throws -> ApplyOutcome {
-        try database.write { db in
-            let outcome = try Self.apply(event, exchangeID: exchangeID, now: now, policy: policy, admit: admit, db: db)
-            try retention.enforce(db, now: now)
-            return try Self.refreshed(outcome, db: db)
-        }
+        try applyBatch([(event, exchangeID)], now: now, policy: policy, admit: admit)[0].get()
     }
 
     /// Applies events that arrived together in one transaction: one fsync for all of them
