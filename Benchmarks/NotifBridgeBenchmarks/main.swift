@@ -37,7 +37,7 @@ func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (A
         session: AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
         chunkLength: TCPLink.defaultChunkLength
     )
-    var host = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+    var host = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     var framer = ChunkFramer(chunkLength: TCPLink.defaultChunkLength)
     var reassembler = ChunkReassembler()
     var parameters: KeyExchangeParameters?

@@ -55,7 +55,7 @@ public struct LoadRun: Sendable {
                 if due > clock.now { try await Task.sleep(until: due, clock: clock) }
             }
             let now = clock.now
-            if let sequence = try connection.send(make(index)) { sentAt[sequence] = now }
+            sentAt[try connection.send(make(index))] = now
         }
         let deadline = clock.now + drainTimeout
         while receipts.count() < sentAt.count, clock.now < deadline {
@@ -77,22 +77,4 @@ public struct LoadRun: Sendable {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// Receipt arrival times, recorded on the connection's reader as they come.
-public final class ReceiptLog: Sendable {
-    public struct Entry: Sendable {
-        public var at: ContinuousClock.Instant
-        public var alerted: Bool
-    }
-
-    private let entries = Mutex<[UInt64: Entry]>([:])
-
-    func record(_ sequence: UInt64, alerted: Bool) {
-        let now = ContinuousClock.now
-        entries.withLock { $0[sequence] = Entry(at: now, alerted: alerted) }
-    }
-
-    public func count() -> Int { entries.withLock { $0.count } }
-    public func snapshot() -> [UInt64: Entry] { entries.withLock { $0 } }
 }

@@ -16,7 +16,7 @@ public final class PhoneConnection: Sendable {
     }
 
     private let state: Mutex<State>
-    private let outbound: AsyncStream<[[UInt8]]>.Continuation
+    private let outbound: AsyncStream<Outbound>.Continuation
     private let mailbox = EventMailbox<PhoneEvent>()
     private let onEvent: @Sendable (PhoneEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
@@ -24,7 +24,13 @@ public final class PhoneConnection: Sendable {
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
 
-    private init(session: HostSession, limits: WireLimits, outbound: AsyncStream<[[UInt8]]>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
+    /// Chunks of one link message; sealed events carry their sequence for the completion.
+    struct Outbound: Sendable {
+        var chunks: [[UInt8]]
+        var sequence: UInt64?
+    }
+
+    private init(session: HostSession, limits: WireLimits, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
         state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: TCPLink.defaultChunkLength), reassembler: ChunkReassembler(limits: limits)))
         self.outbound = outbound
         self.onEvent = onEvent
@@ -41,12 +47,21 @@ public final class PhoneConnection: Sendable {
         _ body: @Sendable (PhoneConnection) async throws -> T
     ) async throws -> (T, HostSession) {
         let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
-        let (stream, continuation) = AsyncStream.makeStream(of: [[UInt8]].self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
         let connection = PhoneConnection(session: session, limits: limits, outbound: continuation, onEvent: onEvent)
         let result = try await channel.executeThenClose { inbound, writer in
             try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask {
-                    for await chunks in stream { try await writer.write(contentsOf: chunks) }
+                    // The transport relay's completions: written, or failed with the link.
+                    for await item in stream {
+                        do {
+                            try await writer.write(contentsOf: item.chunks)
+                        } catch {
+                            if let sequence = item.sequence { connection.completed(sequence, .failure(.transportFailed)) }
+                            throw error
+                        }
+                        if let sequence = item.sequence { connection.completed(sequence, .success(())) }
+                    }
                     return nil
                 }
                 group.addTask {
@@ -76,39 +91,70 @@ public final class PhoneConnection: Sendable {
 
     // MARK: Sending
 
-    /// Forwards one operation as the data provider would; returns its sequence number, or nil
-    /// if it was queued until the key exchange completes. Throws if the accessory could never
-    /// accept it, as `addNotification` would.
+    /// Forwards one operation as the data provider would and returns its sequence number. It is
+    /// sealed and sent at once when the link is established, else when it is. Throws if the
+    /// accessory could never accept it, as `session.send(message:)` would.
     @discardableResult
-    public func send(_ operation: HostOperation, now: Date = Date()) throws -> UInt64? {
-        let event = try DataProvider.event(for: operation, now: now)
-        var sequence: UInt64?
+    public func send(_ operation: HostOperation, now: Date = Date()) throws -> UInt64 {
+        var sequence: UInt64 = 0
+        var failure: AccessoryError?
         let actions = step { session in
-            sequence = session.isEstablished ? session.nextSequence : nil
-            return session.send(event)
+            do throws(AccessoryError) {
+                let sent = try session.send(operation, now: now)
+                sequence = sent.sequence
+                return sent.actions
+            } catch {
+                failure = error
+                return []
+            }
+        }
+        if let failure {
+            post(.notSent(reason: "\(operation.summaryLine): \(failure)"))
+            throw PhoneFailure(description: "\(operation.summaryLine) not sent: \(failure)")
         }
         perform(actions)
-        for case .refused(let reason) in actions {
-            throw PhoneFailure(description: "\(operation.summaryLine) not sent: \(reason)")
-        }
         return sequence
+    }
+
+    /// `addNotification(_:alertingContext:)`: forwards the add and returns whether the accessory
+    /// alerted, from its receipt. Throws `AccessoryError.coordinationTimeout` when no receipt
+    /// comes in time, as the system does.
+    public func addNotification(_ notification: HostNotification, alerting: HostAlerting, timeout: Duration = .seconds(10), now: Date = Date()) async throws -> Bool {
+        let sequence = try send(.add(notification, alerting), now: now)
+        let log = receiptLog
+        let entry = try await withThrowingTaskGroup(of: ReceiptLog.Entry?.self) { group in
+            group.addTask { await log.receipt(for: sequence) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw AccessoryError.coordinationTimeout
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        guard let entry else { throw AccessoryError.coordinationTimeout }
+        return entry.alerted
     }
 
     /// Sends a link message as is, bypassing the session (tests use it to tamper).
     public func sendRaw(_ message: LinkMessage) {
         let chunks = state.withLock { $0.framer.frame(WireCodec.encode(message)) }
-        outbound.yield(chunks)
+        outbound.yield(Outbound(chunks: chunks))
     }
 
     /// Sends raw chunk bytes (tests use it for framing abuse).
     public func sendRawChunks(_ chunks: [[UInt8]]) {
-        outbound.yield(chunks)
+        outbound.yield(Outbound(chunks: chunks))
     }
 
     /// Seals an event the way the system would, without sending it.
     public func sealForInspection(_ operation: HostOperation, sequence: UInt64, now: Date = Date()) throws -> LinkMessage? {
         let event = try DataProvider.event(for: operation, now: now)
         return state.withLock { $0.session.seal(event, sequence: sequence) }
+    }
+
+    /// The transport relay's completion for one sealed event, handed to the system.
+    private func completed(_ sequence: UInt64, _ result: AccessoryMessageResult) {
+        perform(step { $0.transportCompleted(sequence: sequence, result: result) })
     }
 
     // MARK: Waiting
@@ -185,10 +231,16 @@ public final class PhoneConnection: Sendable {
         }
     }
 
-    private static func enqueueSends(_ actions: [HostSession.Action], state: inout State, outbound: AsyncStream<[[UInt8]]>.Continuation) -> [HostSession.Action] {
+    private static func enqueueSends(_ actions: [HostSession.Action], state: inout State, outbound: AsyncStream<Outbound>.Continuation) -> [HostSession.Action] {
         actions.filter { action in
-            guard case .send(let message) = action else { return true }
-            outbound.yield(state.framer.frame(WireCodec.encode(message)))
+            switch action {
+            case .send(let message):
+                outbound.yield(Outbound(chunks: state.framer.frame(WireCodec.encode(message))))
+            case .transmit(let message, let sequence):
+                outbound.yield(Outbound(chunks: state.framer.frame(WireCodec.encode(message)), sequence: sequence))
+            default:
+                return true
+            }
             return false
         }
     }
@@ -196,28 +248,21 @@ public final class PhoneConnection: Sendable {
     private func perform(_ actions: [HostSession.Action]) {
         for action in actions {
             switch action {
-            case .send:
+            case .send, .transmit:
                 break  // already queued by `step`, in order
             case .established(let exchangeID, let suite, let resumed):
                 post(.established(exchangeID: exchangeID, suite: suite, resumed: resumed))
             case .receipt(let receipt):
-                receiptLog.record(receipt.sequence, alerted: receipt.alerted)
+                receiptLog.record(receipt.sequence, stored: receipt.stored, alerted: receipt.alerted)
                 post(.receipt(sequence: receipt.sequence, stored: receipt.stored, alerted: receipt.alerted))
-            case .accessoryEvent(let event):
-                switch event.event {
-                case .response(let response):
-                    post(.response(source: response.id.sourceIdentifier, id: response.id.notificationIdentifier, action: response.actionIdentifier, text: response.hasUserText ? response.userText : nil))
-                case .removeOnPhone(let removal):
-                    post(.removeOnPhone(removal.ids.map { ($0.sourceIdentifier, $0.notificationIdentifier) }))
-                case .receipt, nil:
-                    break
-                }
+            case .response(let response):
+                post(.response(source: response.sourceIdentifier, id: response.notificationIdentifier, action: response.actionIdentifier, text: response.userText))
+            case .removeOnPhone(let ids):
+                post(.removeOnPhone(ids.map { ($0.source, $0.id) }))
             case .resync(let reason):
                 post(.resync(reason: String(describing: reason)))
             case .peerError(let error):
                 post(.peerError(code: String(describing: error.code), detail: error.detail))
-            case .refused(let reason):
-                post(.notSent(reason: reason))
             case .close(let reason):
                 finish(reason: reason)
             }
@@ -232,6 +277,7 @@ public final class PhoneConnection: Sendable {
     private func finish(reason: String) {
         if !closing.withLock({ $0 }) { post(.closed(reason: reason)) }
         mailbox.finish()
+        receiptLog.close()
         outbound.finish()
     }
 }

@@ -169,7 +169,9 @@ public enum SimulatorIdentity {
     /// The accessory's Bluetooth identifier (iOS's CBPeripheral UUID for it), sent in KeyMaterial.
     public static let accessoryIdentifier = "7A0C2B64-2F1D-4E55-9A6B-3C8D1E0F4A21"
     /// The notification feature's transport session UUID: the HPKE feature ID.
-    public static let featureID = "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30"
+    public static let sessionID = UUID(uuidString: "C3E1A5D2-8B47-4F09-B6A1-5D2E7F8C9B30")!
+    /// `sessionID` as the string that goes into the HPKE export context.
+    public static var featureID: String { sessionID.uuidString }
 }
 
 extension HostOperation {

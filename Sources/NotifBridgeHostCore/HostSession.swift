@@ -2,273 +2,237 @@ import Foundation
 import NotifBridgeCrypto
 import NotifBridgeWire
 
-/// The iPhone's side of one accessory link, with no IO: the emulated iOS system (HPKE sender,
-/// per-message encryption) together with the security and transport relays.
+/// The iPhone's side of one accessory link, with no IO: the emulated iOS system driving the
+/// three extensions' logic as iOS does.
 ///
-/// Events are queued in one ordered queue, so a removal never overtakes its update. Events
-/// that were sent but not acknowledged by a receipt are sent again after a reconnect: with the
-/// same sequence numbers when the exchange resumed (the accessory drops them as stale), or
-/// renumbered under a new exchange.
+/// - `NotificationsForwarder` (data provider) numbers and serialises each call;
+/// - the system seals it with the HPKE sender of the current exchange (one feature session);
+/// - `TransportRelay` carries the ciphertext, and the system retries on `.transportFailed`;
+/// - `SecurityRelay` carries the key exchange, and remembers it for a resumption.
+///
+/// One link at a time. Whatever the data provider sent that has no receipt yet is sent again,
+/// with its original sequence number, each time a link is established: the accessory's ledger
+/// drops the copies it already stored and acknowledges them again.
 public struct HostSession: Sendable {
     public struct Configuration: Sendable {
         /// Suites the host accepts, in preference order.
         public var suites: [CipherSuite]
         /// What iOS supplies as `SecurityMessage.identifier`: the accessory's Bluetooth identifier.
         public var identifier: String
-        /// The notification feature's transport session UUID string (the HPKE feature ID).
-        public var featureID: String
+        /// The notification feature's transport session UUID (the HPKE feature ID).
+        public var sessionID: UUID
 
-        public init(suites: [CipherSuite] = [.xWing, .p256], identifier: String, featureID: String) {
+        public init(suites: [CipherSuite] = [.xWing, .p256], identifier: String, sessionID: UUID) {
             self.suites = suites
             self.identifier = identifier
-            self.featureID = featureID
+            self.sessionID = sessionID
         }
+
+        public var featureID: String { sessionID.uuidString }
     }
 
-    /// What iOS keeps after a completed exchange, so a reconnect need not repeat it.
+    /// What iOS keeps after an exchange: the HPKE sender whose exports key every message.
     public struct Pairing: Sendable {
         public var accessoryKeyID: Data
         public var sender: SenderSession
-        public var nextSequence: UInt64 = 1
-        /// The largest message the accessory accepts (KeyOffer.max_message_length).
-        public var maxMessageLength = WireLimits.defaultMaxMessageLength
         public var exchangeID: UInt64 { sender.parameters.exchangeID }
     }
 
-    public struct Receipt: Sendable, Hashable {
-        public var sequence: UInt64
-        public var stored: Bool
-        public var alerted: Bool
-    }
+    public typealias Receipt = NotificationsForwarder.Receipt
 
     public enum Action: Sendable {
+        /// A link message of the relays (key exchange, feature binding).
         case send(LinkMessage)
+        /// A sealed event: report its transport completion with `transportCompleted`.
+        case transmit(LinkMessage, sequence: UInt64)
         /// Keys agreed; `resumed` when an earlier exchange was reused.
         case established(exchangeID: UInt64, suite: String, resumed: Bool)
         case receipt(Receipt)
-        case accessoryEvent(AccessoryEvent)
+        case response(NotificationResponse)
+        case removeOnPhone([NotificationsForwarder.NotificationID])
         case resync(Notifbridge_V1_Resync.Reason)
         case peerError(Notifbridge_V1_LinkError)
-        /// Not sent: the accessory could never accept it (the data provider's call throws).
-        case refused(reason: String)
         case close(reason: String)
     }
 
-    private enum State: Sendable {
-        case disconnected
-        /// Hello sent; KeyOffer or KeyConfirm expected.
-        case helloSent
-        /// KeyMaterial sent for this sender; KeyConfirm expected.
-        case materialSent(Pairing)
-        case established
-    }
+    /// How often the system retries a message whose transport failed while the link stayed up;
+    /// after that it waits for the next link.
+    public static let maxTransportRetries = 3
 
     public let configuration: Configuration
     public private(set) var pairing: Pairing?
-    private var state: State = .disconnected
-    private var unsent: [HostEvent.OneOf_Event] = []
-    private var unacknowledged: [(sequence: UInt64, event: HostEvent.OneOf_Event)] = []
+    public private(set) var forwarder: NotificationsForwarder
+    private var security: SecurityRelay
+    private var transport: TransportRelay
+    private var candidate: Pairing?
+    private var retries: [UInt64: Int] = [:]
     private let makeSender: @Sendable (CipherSuite, Data, String) throws(CryptoError) -> SenderSession
     private let nonces: NonceSource
-    private static let featureRef: UInt32 = 1
 
     /// - Parameters:
     ///   - makeSender: HPKE encapsulation, whose ephemeral key is random (injected randomness).
     ///   - nonces: where the nonces of sealed events come from (injected randomness).
     public init(
         configuration: Configuration,
-        pairing: Pairing? = nil,
+        forwarder: NotificationsForwarder = NotificationsForwarder(),
         makeSender: @escaping @Sendable (CipherSuite, Data, String) throws(CryptoError) -> SenderSession = { suite, key, identifier throws(CryptoError) in
             try SenderSession(suite: suite, accessoryPublicKey: key, identifier: identifier)
         },
         nonces: NonceSource = .system
     ) {
         self.configuration = configuration
-        self.pairing = pairing
+        self.forwarder = forwarder
         self.makeSender = makeSender
         self.nonces = nonces
+        security = SecurityRelay(suites: configuration.suites)
+        transport = TransportRelay(sessionID: configuration.sessionID)
     }
 
     public var isEstablished: Bool {
-        if case .established = state { return true }
+        if case .established = security.stage { return true }
         return false
     }
 
-    /// Events queued or awaiting a receipt.
-    public var outstandingCount: Int { unsent.count + unacknowledged.count }
+    /// Events the accessory has not acknowledged yet.
+    public var outstandingCount: Int { forwarder.unacknowledged.count }
 
     // MARK: Link events
 
     public mutating func connected(maxChunkLength: Int) -> [Action] {
-        state = .helloSent
-        var message = LinkMessage()
-        message.hello = .with {
-            $0.protocolVersion = notifBridgeProtocolVersion
-            $0.cipherSuites = configuration.suites.map(\.rawValue)
-            $0.maxChunkLength = UInt32(maxChunkLength)
-            if let pairing {
-                $0.resume = .with {
-                    $0.keyID = pairing.accessoryKeyID
-                    $0.exchangeID = pairing.exchangeID
-                }
-            }
-        }
-        return [.send(message)]
+        [.send(security.hello(maxChunkLength: maxChunkLength))]
     }
 
     public mutating func disconnected() {
-        state = .disconnected
+        security.linkClosed()
+        transport.linkClosed()
+        retries.removeAll()
     }
 
     public mutating func received(_ message: LinkMessage) -> [Action] {
-        switch message.body {
-        case .keyOffer(let offer): return receivedKeyOffer(offer)
-        case .keyConfirm(let confirm): return receivedKeyConfirm(confirm)
-        case .sealed(let sealed): return receivedSealed(sealed)
-        case .resync(let resync):
-            // A message already in flight can draw a second Resync while we re-key: keep the
-            // exchange we are making rather than start another.
-            pairing = nil
-            if case .materialSent = state { return [] }
-            state = .helloSent
-            return [.resync(resync.reason)]
-        case .error(let error): return [.peerError(error)]
-        case .hello, .keyMaterial, .bindFeature, nil:
-            return [.close(reason: "accessory sent \(message.kindName), which travels host → accessory")]
+        do throws(SecurityRelay.Refusal) {
+            switch message.body {
+            case .keyOffer(let offer): return try receivedKeyOffer(offer)
+            case .keyConfirm(let confirm): return try receivedKeyConfirm(confirm)
+            case .sealed(let sealed): return receivedSealed(sealed)
+            case .resync(let resync):
+                pairing = nil
+                return security.resync() ? [.resync(resync.reason)] : []
+            case .error(let error): return [.peerError(error)]
+            case .hello, .keyMaterial, .bindFeature, nil:
+                return [.close(reason: "accessory sent \(message.kindName), which travels host → accessory")]
+            }
+        } catch {
+            return [.close(reason: error.description)]
         }
     }
 
-    private mutating func receivedKeyOffer(_ offer: Notifbridge_V1_KeyOffer) -> [Action] {
-        if case .materialSent(let candidate) = state, candidate.accessoryKeyID == offer.keyID {
-            return []  // already answered this key; its KeyConfirm is on the way
-        }
-        guard let suite = CipherSuite(wireName: offer.cipherSuite), configuration.suites.contains(suite) else {
-            return [.close(reason: "accessory offers \(offer.cipherSuite), which this host does not accept")]
-        }
-        guard offer.keyID == Data(shortDigest(offer.publicKey)) else {
-            return [.close(reason: "KeyOffer key_id does not match its public key")]
-        }
+    /// The security relay hands the accessory's key to the system, which encapsulates to it and
+    /// hands the result back for the relay to forward.
+    private mutating func receivedKeyOffer(_ offer: Notifbridge_V1_KeyOffer) throws(SecurityRelay.Refusal) -> [Action] {
+        guard let publicKey = try security.keyOffer(offer), let suite = CipherSuite(wireName: publicKey.cipherSuite) else { return [] }
         let sender: SenderSession
         do {
-            sender = try makeSender(suite, offer.publicKey, configuration.identifier)
+            sender = try makeSender(suite, publicKey.key, configuration.identifier)
         } catch {
             return [.close(reason: "cannot encapsulate to the offered key: \(error)")]
         }
-        var next = Pairing(accessoryKeyID: offer.keyID, sender: sender)
-        if offer.maxMessageLength > 0 { next.maxMessageLength = Int(offer.maxMessageLength) }
-        state = .materialSent(next)
-        var message = LinkMessage()
-        message.keyMaterial = .with {
-            // What the security relay forwards: the system's strings, verbatim.
-            $0.cipherSuite = sender.parameters.cipherSuite
-            $0.version = sender.parameters.version
-            $0.encapsulatedKey = sender.parameters.encapsulatedKey
-            $0.identifier = sender.parameters.identifier
-            $0.keyID = offer.keyID
-        }
-        return [.send(message)]
+        candidate = Pairing(accessoryKeyID: offer.keyID, sender: sender)
+        let parameters = sender.parameters
+        let answer = SecurityMessage(keyType: .encapsulatedKey, cipherSuite: parameters.cipherSuite, version: parameters.version, key: parameters.encapsulatedKey, identifier: parameters.identifier)
+        return [.send(try security.encapsulatedKey(answer))]
     }
 
-    private mutating func receivedKeyConfirm(_ confirm: Notifbridge_V1_KeyConfirm) -> [Action] {
-        let resumed: Bool
-        switch state {
-        case .materialSent(let candidate) where candidate.exchangeID == confirm.exchangeID && !confirm.resumed:
-            // Sequence numbers belong to an exchange: a new one renumbers what is outstanding.
-            requeueUnacknowledged()
+    private mutating func receivedKeyConfirm(_ confirm: Notifbridge_V1_KeyConfirm) throws(SecurityRelay.Refusal) -> [Action] {
+        guard case .established(let exchangeID, let resumed) = try security.keyConfirm(confirm) else { return [] }
+        if !resumed {
             pairing = candidate
-            resumed = false
-        case .helloSent where confirm.resumed && pairing?.exchangeID == confirm.exchangeID:
-            resumed = true
-        case .materialSent, .established:
-            return []  // a confirm for an exchange we have since replaced
-        case .helloSent, .disconnected:
-            return [.close(reason: "KeyConfirm for exchange \(exchangeHex(confirm.exchangeID)) was not expected")]
+            candidate = nil
         }
-        state = .established
-        guard let pairing else { return [] }
-        var actions: [Action] = [.established(exchangeID: pairing.exchangeID, suite: pairing.sender.parameters.cipherSuite, resumed: resumed)]
-        var bind = LinkMessage()
-        bind.bindFeature = .with {
-            $0.featureRef = Self.featureRef
-            $0.featureID = configuration.featureID
+        guard let pairing else { return [.close(reason: "exchange \(exchangeHex(exchangeID)) confirmed without keys")] }
+        var actions: [Action] = [
+            .established(exchangeID: exchangeID, suite: pairing.sender.parameters.cipherSuite, resumed: resumed),
+            .send(transport.bind()),
+        ]
+        // The data provider's events without a receipt go again, in order, under their numbers.
+        for outbound in forwarder.unacknowledged {
+            actions += transmit(outbound)
         }
-        actions.append(.send(bind))
-        // Same exchange: replay what was not acknowledged under its original numbers.
-        for entry in unacknowledged {
-            if let message = seal(entry.event, sequence: entry.sequence) { actions.append(.send(message)) }
-        }
-        let queued = unsent
-        unsent.removeAll()
-        for event in queued { actions += send(event) }
         return actions
     }
 
+    /// The transport relay hands the accessory's ciphertext to the system, which decrypts it for
+    /// the data provider's `messageHandler`.
     private mutating func receivedSealed(_ sealed: Notifbridge_V1_Sealed) -> [Action] {
-        guard case .established = state, var pairing else {
-            return [.close(reason: "Sealed before the key exchange completed")]
+        guard isEstablished, var pairing, let message = transport.inbound(sealed) else {
+            return [.close(reason: "Sealed before the key exchange completed, or for an unknown feature")]
         }
-        let event: AccessoryEvent
+        let inbound: NotificationsForwarder.Inbound?
         do {
             let keys = try pairing.sender.featureKeys(featureID: configuration.featureID)
-            let plaintext = try FeatureCipher.open(sealed.ciphertext, using: keys.accessoryToHost)
-            event = try WireCodec.decode(AccessoryEvent.self, from: plaintext)
+            let plaintext = try FeatureCipher.open(message.data, using: keys.accessoryToHost)
+            inbound = try forwarder.messageHandler(plaintext)
         } catch {
             return [.close(reason: "accessory message does not decrypt: \(error)")]
         }
         self.pairing = pairing
-        if case .receipt(let receipt) = event.event {
-            unacknowledged.removeAll { $0.sequence == receipt.hostSequence }
-            return [.receipt(Receipt(sequence: receipt.hostSequence, stored: receipt.stored, alerted: receipt.alerted))]
+        switch inbound {
+        case .receipt(let receipt):
+            retries[receipt.sequence] = nil
+            return [.receipt(receipt)]
+        case .response(let response): return [.response(response)]
+        case .removeOnPhone(let ids): return [.removeOnPhone(ids)]
+        case nil: return []
         }
-        return [.accessoryEvent(event)]
     }
 
     // MARK: Sending
 
-    /// Queues one event; it is sealed and sent at once when the link is established.
-    public mutating func send(_ event: HostEvent.OneOf_Event) -> [Action] {
-        guard case .established = state, let sequence = pairing?.nextSequence else {
-            unsent.append(event)
-            return []
+    /// `session.send(message:)` for one data-provider call: numbered and serialised by the
+    /// forwarder, then sealed and transmitted at once when a link is established, or held
+    /// until one is. Throws when the accessory could never accept it, using no number.
+    public mutating func send(_ operation: HostOperation, now: Date) throws(AccessoryError) -> (sequence: UInt64, actions: [Action]) {
+        let outbound: NotificationsForwarder.Outbound
+        do {
+            outbound = try forwarder.serialize(operation, now: now)
+        } catch {
+            throw .notificationTooLarge(error.description)
         }
-        guard let message = seal(event, sequence: sequence), var pairing else { return [] }
-        let length = WireCodec.encode(message).count
-        guard length <= pairing.maxMessageLength else {
-            return [.refused(reason: "the sealed event is \(length) bytes; the accessory accepts at most \(pairing.maxMessageLength)")]
+        let length = WireCodec.encode(TransportRelay.sealed(Data(count: outbound.plaintext.count + FeatureCipher.overhead))).count
+        guard length <= security.maxMessageLength else {
+            throw .notificationTooLarge("the sealed event is \(length) bytes; the accessory accepts at most \(security.maxMessageLength)")
         }
-        pairing.nextSequence += 1
-        self.pairing = pairing
-        unacknowledged.append((sequence, event))
-        return [.send(message)]
+        forwarder.sent(outbound)
+        return (outbound.sequence, isEstablished ? transmit(outbound) : [])
     }
 
-    /// The sequence number the next event will carry.
-    public var nextSequence: UInt64? { pairing?.nextSequence }
+    /// The transport relay's completion for a sealed event.
+    public mutating func transportCompleted(sequence: UInt64, result: AccessoryMessageResult) -> [Action] {
+        guard case .failure(.transportFailed) = result, isEstablished,
+              let outbound = forwarder.unacknowledged.first(where: { $0.sequence == sequence }) else { return [] }
+        let attempts = retries[sequence, default: 0] + 1
+        guard attempts <= Self.maxTransportRetries else { return [] }
+        retries[sequence] = attempts
+        return transmit(outbound)
+    }
+
+    private mutating func transmit(_ outbound: NotificationsForwarder.Outbound) -> [Action] {
+        guard let ciphertext = encrypt(outbound.plaintext),
+              let message = try? transport.outbound(TransportMessage(sessionID: configuration.sessionID, data: ciphertext)) else { return [] }
+        return [.transmit(message, sequence: outbound.sequence)]
+    }
 
     /// Seals one event as the iOS system would; exposed so tests can tamper with the result.
     public mutating func seal(_ event: HostEvent.OneOf_Event, sequence: UInt64) -> LinkMessage? {
-        guard var pairing else { return nil }
         var hostEvent = HostEvent()
         hostEvent.sequence = sequence
         hostEvent.event = event
-        do {
-            let keys = try pairing.sender.featureKeys(featureID: configuration.featureID)
-            let ciphertext = try FeatureCipher.seal(WireCodec.encode(hostEvent), using: keys.hostToAccessory, nonces: nonces)
-            self.pairing = pairing
-            var message = LinkMessage()
-            message.sealed = .with {
-                $0.featureRef = Self.featureRef
-                $0.ciphertext = ciphertext
-            }
-            return message
-        } catch {
-            return nil
-        }
+        return encrypt(Data(WireCodec.encode(hostEvent))).map(TransportRelay.sealed)
     }
 
-    /// A new exchange renumbers everything not yet acknowledged, in its original order.
-    private mutating func requeueUnacknowledged() {
-        unsent = unacknowledged.map(\.event) + unsent
-        unacknowledged.removeAll()
+    private mutating func encrypt(_ plaintext: Data) -> Data? {
+        guard var pairing else { return nil }
+        defer { self.pairing = pairing }
+        guard let keys = try? pairing.sender.featureKeys(featureID: configuration.featureID) else { return nil }
+        return try? FeatureCipher.seal(plaintext, using: keys.hostToAccessory, nonces: nonces)
     }
 }

@@ -30,7 +30,7 @@ struct DemoCommand: AsyncParsableCommand {
         let port = try await accessory.waitForPort()
         printer.line("accessory process \(accessory.pid) listens on 127.0.0.1:\(port); connecting as the iPhone")
 
-        let session = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+        let session = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
         let operations = SampleNotifications.demo(now: Date())
         let pause = Duration.milliseconds(Int(self.pause * 1000))
         let summary = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session, onEvent: printer.print) { connection in

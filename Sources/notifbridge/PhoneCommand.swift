@@ -21,7 +21,7 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
 
     var session: HostSession {
-        HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+        HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     }
 }
 
@@ -112,10 +112,9 @@ func forward(_ operations: [HostOperation], over connection: PhoneConnection, pr
     try await connection.waitUntilEstablished()
     var sequences: Set<UInt64> = []
     for operation in operations {
-        if let sequence = try connection.send(operation) {
-            sequences.insert(sequence)
-            printer.line("sent \(operation.summaryLine) as #\(sequence)")
-        }
+        let sequence = try connection.send(operation)
+        sequences.insert(sequence)
+        printer.line("sent \(operation.summaryLine) as #\(sequence)")
         if pause > .zero { try await Task.sleep(for: pause) }
     }
     let receipts = try await connection.waitForReceipts(sequences)

@@ -77,7 +77,7 @@ struct AccessorySessionTests {
         #expect(link.accessory.identity.keyID != firstKey, "a fresh key is offered")
         #expect(link.accessory.isEstablished, "the host redid the exchange at once")
         #expect(link.accessory.exchangeID != oldExchange)
-        // The unacknowledged add was renumbered under the new exchange and delivered.
+        // The unacknowledged add went again under the new exchange, with its number.
         #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["t1"])
         #expect(link.deliveries.first?.event.sequence == 1)
         #expect(link.host.outstandingCount == 0)
@@ -85,8 +85,8 @@ struct AccessorySessionTests {
         #expect(link.deliveries.map(\.event.sequence) == [1, 2], "numbers continue under the new exchange")
     }
 
-    @Test("After a resync, events outstanding under the old exchange are renumbered, not replayed")
-    func renumberAfterResync() throws {
+    @Test("After a resync, events outstanding under the old exchange go again with their numbers")
+    func resendAfterResync() throws {
         var link = try BackToBack()
         link.connect()
         try link.send(.add(sample("a"), .standard))
@@ -98,10 +98,43 @@ struct AccessorySessionTests {
         garbage.sealed = .with { $0.featureRef = 1; $0.ciphertext = Data(repeating: 7, count: 64) }
         link.deliverToAccessory(garbage)
         #expect(link.deliveries.map { $0.event.notificationID!.notificationIdentifier } == ["a", "b", "c"])
-        #expect(link.deliveries.map(\.event.sequence) == [1, 1, 2])
+        #expect(link.deliveries.map(\.event.sequence) == [1, 2, 3])
+        #expect(Set(link.deliveries.map(\.exchangeID)).count == 2, "b and c arrived under the new exchange")
         try link.send(.add(sample("d"), .standard))
-        #expect(link.deliveries.last?.event.sequence == 3)
+        #expect(link.deliveries.last?.event.sequence == 4)
         #expect(link.host.outstandingCount == 0)
+    }
+
+    @Test("A failed transport is retried by the system a bounded number of times, then the event waits for the next link")
+    func transportRetry() throws {
+        var link = try BackToBack()
+        link.connect()
+        link.failTransmits = true
+        try link.send(.add(sample("r"), .standard))
+        let transmits = link.hostActions.filter { if case .transmit = $0 { true } else { false } }
+        #expect(transmits.count == 1 + HostSession.maxTransportRetries)
+        #expect(link.deliveries.isEmpty)
+        link.failTransmits = false
+        link.reconnect()
+        #expect(link.accessoryActions.contains { $0.name == "resumedExchange" })
+        #expect(link.deliveries.map(\.event.sequence) == [1])
+        #expect(link.host.outstandingCount == 0)
+    }
+
+    @Test("Sealed size: the accessory's maximum is sent, one byte more is refused and uses no number")
+    func advertisedMaximumBoundary() throws {
+        var probe = try BackToBack()
+        probe.connect()
+        let body = String(repeating: "x", count: 300)
+        let event = try DataProvider.event(for: .add(sample("edge", body: body), .standard), now: Date(timeIntervalSince1970: 1_778_490_000))
+        let sealed = probe.host.seal(event, sequence: 1)
+        let limit = WireCodec.encode(try #require(sealed)).count
+
+        var link = try BackToBack(limits: WireLimits(maxMessageLength: limit))
+        link.connect()
+        #expect(throws: AccessoryError.self) { try link.send(.add(sample("over", body: body + "x"), .standard)) }
+        #expect(try link.send(.add(sample("edge", body: body), .standard)) == 1, "the refused event used no number")
+        #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["edge"])
     }
 
     @Test("Local-network links refuse P-256 key material and keep offering")
@@ -148,7 +181,7 @@ struct AccessorySessionTests {
     @Test("KeyMaterial identifier: 64 bytes accepted, 65 refused", arguments: [(64, true), (65, false)])
     func identifierLength(length: Int, accepted: Bool) throws {
         var link = try BackToBack()
-        link.host = HostSession(configuration: .init(identifier: String(repeating: "i", count: length), featureID: SimulatorIdentity.featureID))
+        link.host = HostSession(configuration: .init(identifier: String(repeating: "i", count: length), sessionID: SimulatorIdentity.sessionID))
         link.connect()
         #expect(link.accessory.isEstablished == accepted)
         #expect(link.linkErrors.map(\.code) == (accepted ? [] : [.tooLarge]))

@@ -16,22 +16,36 @@ struct BackToBack {
     var deliveries: [AccessorySession.Delivery] = []
     /// Messages from the host are dropped while false (a cut link).
     var linkUp = true
+    /// While true, sealed events fail in the transport relay (a GATT write error).
+    var failTransmits = false
     /// While true, accessory → host messages wait in `inFlight` (a slow link).
     var holdAccessoryToHost = false
     var inFlight: [LinkMessage] = []
 
-    init(suite: CipherSuite = .xWing, allowsP256: Bool = true) throws {
+    init(suite: CipherSuite = .xWing, allowsP256: Bool = true, limits: WireLimits = .default) throws {
         let identity = try AccessoryPrivateKey.generate(suite)
-        accessory = AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: allowsP256, transports: [.bluetooth]))
-        host = HostSession(configuration: .init(identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+        accessory = AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: allowsP256, transports: [.bluetooth], limits: limits))
+        host = HostSession(configuration: .init(identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     }
 
     mutating func connect() {
         pumpHost(host.connected(maxChunkLength: 4096))
     }
 
-    mutating func send(_ operation: HostOperation) throws {
-        pumpHost(host.send(try DataProvider.event(for: operation, now: Date(timeIntervalSince1970: 1_778_490_000))))
+    @discardableResult
+    mutating func send(_ operation: HostOperation) throws -> UInt64 {
+        let sent = try host.send(operation, now: Date(timeIntervalSince1970: 1_778_490_000))
+        pumpHost(sent.actions)
+        return sent.sequence
+    }
+
+    /// Ends the link and starts the next one against an accessory that kept its exchange.
+    mutating func reconnect() {
+        host.disconnected()
+        let persisted = accessoryActions.last { if case .persistExchange = $0 { true } else { false } }
+        guard case .persistExchange(let parameters) = persisted else { preconditionFailure("no exchange was persisted") }
+        accessory = AccessorySession(identity: accessory.identity, exchange: .init(parameters: parameters), configuration: accessory.configuration)
+        connect()
     }
 
     mutating func deliverToAccessory(_ message: LinkMessage) {
@@ -41,8 +55,17 @@ struct BackToBack {
     mutating func pumpHost(_ actions: [HostSession.Action]) {
         for action in actions {
             hostActions.append(action)
-            if case .send(let message) = action, linkUp {
+            switch action {
+            case .send(let message) where linkUp:
                 pumpAccessory(accessory.received(message))
+            case .transmit(let message, let sequence):
+                if failTransmits {
+                    pumpHost(host.transportCompleted(sequence: sequence, result: .failure(.transportFailed)))
+                } else if linkUp {
+                    pumpAccessory(accessory.received(message))
+                }
+            default:
+                break
             }
         }
     }

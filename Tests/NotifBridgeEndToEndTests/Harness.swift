@@ -68,7 +68,7 @@ extension PolicyFile {
 
 enum TestPhone {
     static func session(suites: [CipherSuite] = [.xWing, .p256]) -> HostSession {
-        HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, featureID: SimulatorIdentity.featureID))
+        HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     }
 
     static func note(_ id: String, title: String = "Anna Schmidt", body: String = "Lunch? 🍜") -> HostNotification {
@@ -100,7 +100,7 @@ enum TestPhone {
     static func forward(_ operations: [HostOperation], over connection: PhoneConnection) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
         var sequences: Set<UInt64> = []
         for operation in operations {
-            if let sequence = try connection.send(operation) { sequences.insert(sequence) }
+            sequences.insert(try connection.send(operation))
         }
         return try await connection.waitForReceipts(sequences)
     }

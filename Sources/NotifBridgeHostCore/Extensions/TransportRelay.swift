@@ -1,0 +1,57 @@
+import Foundation
+import NotifBridgeWire
+
+/// The transport extension's logic (`AccessoryTransportAppExtension`), with no IO: it carries
+/// the system's ciphertext for one feature session to the accessory, and the accessory's sealed
+/// replies back for `sendMessageToDataProvider`. It never sees plaintext.
+///
+/// On the link, a feature session is named once by BindFeature and then by a one-byte
+/// reference, so every Sealed message spends one byte rather than a 36-character UUID.
+public struct TransportRelay: Sendable {
+    /// The reference of the notification feature; the only feature this version carries.
+    public static let notificationsRef: UInt32 = 1
+
+    public let sessionID: UUID
+    public private(set) var bound = false
+
+    public init(sessionID: UUID) {
+        self.sessionID = sessionID
+    }
+
+    /// The BindFeature that must precede the session's first Sealed message on a link.
+    public mutating func bind() -> LinkMessage {
+        bound = true
+        var message = LinkMessage()
+        message.bindFeature = .with {
+            $0.featureRef = Self.notificationsRef
+            $0.featureID = sessionID.uuidString
+        }
+        return message
+    }
+
+    public mutating func linkClosed() {
+        bound = false
+    }
+
+    /// `messageReceived(_:completion:)`: wraps the system's ciphertext for the link.
+    public func outbound(_ message: TransportMessage) throws(AccessoryMessageError) -> LinkMessage {
+        guard bound, message.sessionID == sessionID else { throw .transportUnavailable }
+        return Self.sealed(message.data)
+    }
+
+    /// The Sealed link message for one ciphertext, also used to size messages before sending.
+    public static func sealed(_ ciphertext: Data) -> LinkMessage {
+        var link = LinkMessage()
+        link.sealed = .with {
+            $0.featureRef = notificationsRef
+            $0.ciphertext = ciphertext
+        }
+        return link
+    }
+
+    /// An accessory's Sealed message becomes what the relay hands to `sendMessageToDataProvider`.
+    public func inbound(_ sealed: Notifbridge_V1_Sealed) -> TransportMessage? {
+        guard sealed.featureRef == Self.notificationsRef else { return nil }
+        return TransportMessage(sessionID: sessionID, data: sealed.ciphertext)
+    }
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Guest side of the BLE VM: BlueZ bring-up and helpers for guest tests.
+#
+# Two ways in:
+#   bash guest-env.sh run GUEST_CONF   (called by vm-init.sh) sets the VM up once, then runs
+#                                      each guest test script listed in GUEST_CONF.
+#   source guest-env.sh                (first line of every guest test) gives the helpers
+#                                      below; the environment is already up when run.sh
+#                                      started the test, otherwise it is set up now.
+#
+# After setup these are exported:
+#   PERIPHERAL_ADAPTER, CENTRAL_ADAPTER   e.g. hci0, hci1 (two btvirt LE-only controllers)
+#   PERIPHERAL_ADDR,    CENTRAL_ADDR      their public addresses (00:AA:01:...)
+#   NBVM_REPO NBVM_BIN_DIR NBVM_LOG_DIR NBVM_RESULTS NBVM_SCRIPTS NBVM_RUN_DIR
+#
+# Helpers: nbvm_log, nbvm_pass, nbvm_fail, nbvm_skip, nbvm_test, nbvm_bg, nbvm_kill_bg,
+#          nbvm_wait_for, nbvm_adapter_prop, nbvm_bin.
+# Results are lines in $NBVM_RESULTS: "PASS name", "FAIL name reason", "SKIP name reason".
+
+# ---------------------------------------------------------------- helpers
+
+nbvm_log() { echo "[guest $(cut -d' ' -f1 /proc/uptime)] $*" >&2; }
+
+nbvm__result() {
+  local verdict=$1 name=$2; shift 2
+  local line="$verdict $name${*:+ $*}"
+  line=$(printf '%s' "$line" | tr '\n\r' '  ')
+  printf '%s\n' "$line" >> "$NBVM_RESULTS"
+  nbvm_log "$line"
+}
+nbvm_pass() { nbvm__result PASS "$@"; }
+nbvm_fail() { nbvm__result FAIL "$@"; }
+nbvm_skip() { nbvm__result SKIP "$@"; }
+
+# nbvm_test NAME FUNCTION [ARGS...]
+# Runs FUNCTION in a subshell with stdout+stderr in $NBVM_LOG_DIR/test-NAME.log.
+# Exit 0 records PASS NAME; otherwise FAIL NAME with the log's last line as reason.
+# A function that wants to skip prints "SKIP: reason" as its last line and returns 77.
+nbvm_test() {
+  local name=$1 fn=$2; shift 2
+  local logf=$NBVM_LOG_DIR/test-$name.log rc opts=$-
+  nbvm_log "test $name: start"
+  set +e   # not `|| rc=$?`: that would disable errexit inside the subshell too
+  ( set -euo pipefail; "$fn" "$@" ) > "$logf" 2>&1
+  rc=$?
+  [[ $opts == *e* ]] && set -e
+  local last
+  last=$(grep -v '^[[:space:]]*$' "$logf" | tail -n1 | cut -c1-300)
+  if [ "$rc" = 0 ]; then
+    nbvm_pass "$name"
+  elif [ "$rc" = 77 ]; then
+    nbvm_skip "$name" "${last#SKIP: }"
+  else
+    nbvm_fail "$name" "(rc=$rc, log test-$name.log) ${last:-no output}"
+  fi
+  return 0
+}
+
+# nbvm_bg NAME CMD...: start CMD in the background, output in $NBVM_LOG_DIR/NAME.log.
+# Sets NBVM_BG_PID. The runner kills every such process after each test script.
+nbvm_bg() {
+  local name=$1; shift
+  "$@" > "$NBVM_LOG_DIR/$name.log" 2>&1 &
+  NBVM_BG_PID=$!
+  echo "$NBVM_BG_PID $name" >> /run/nbvm/bg-pids
+}
+
+# nbvm_kill_bg [PID]: kill one background process (or all started by nbvm_bg).
+nbvm_kill_bg() {
+  local pid name
+  if [ $# -gt 0 ]; then
+    kill "$1" 2>/dev/null; wait "$1" 2>/dev/null
+    return 0
+  fi
+  [ -f /run/nbvm/bg-pids ] || return 0
+  while read -r pid name; do
+    if kill -0 "$pid" 2>/dev/null; then
+      nbvm_log "stopping leftover background process $name ($pid)"
+      kill "$pid" 2>/dev/null
+    fi
+  done < /run/nbvm/bg-pids
+  : > /run/nbvm/bg-pids
+}
+
+# nbvm_wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds; 1 on timeout.
+nbvm_wait_for() {
+  local secs=$1; shift
+  local end=$(( $(date +%s) + secs ))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$end" ] || return 1
+    sleep 0.5
+  done
+}
+
+# nbvm_adapter_prop hciN PROP: read an org.bluez.Adapter1 property through bluetoothd.
+nbvm_adapter_prop() {
+  busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 "$2" 2>/dev/null
+}
+
+# nbvm_bin NAME: path of a SwiftPM product in the build dir, failing loudly if missing.
+nbvm_bin() {
+  local p=$NBVM_BIN_DIR/$1
+  if [ ! -x "$p" ]; then
+    echo "missing binary $p (build it on the host first: swift build --product $1, or run.sh --build)"
+    return 1
+  fi
+  echo "$p"
+}
+
+# ---------------------------------------------------------------- setup
+
+# btmgmt info -> "hciN ADDR" for each controller the kernel mgmt interface reports
+nbvm__controllers() {
+  timeout 10 btmgmt info 2>/dev/null | awk '
+    /^hci[0-9]+:[ \t]+Primary controller/ { sub(":", "", $1); name = $1; next }
+    name != "" && $1 == "addr" { print name, $2; name = "" }'
+}
+
+nbvm__setup_fail() {
+  nbvm_fail vm-setup "$*"
+  nbvm_log "SETUP FAILED: $*"
+  return 1
+}
+
+nbvm__start_btvirt() {
+  local attempts=${NBVM_BTVIRT_ATTEMPTS:-5} wait_s=${NBVM_BTVIRT_WAIT:-20} i n t0
+  for ((i = 1; i <= attempts; i++)); do
+    t0=$(date +%s)
+    stdbuf -oL -eL btvirt -L -l2 > "$NBVM_LOG_DIR/btvirt-$i.log" 2>&1 &
+    NBVM_BTVIRT_PID=$!
+    # Both controllers must reach the mgmt interface ("Primary controller" in btmgmt info).
+    # A controller whose HCI_Reset timed out under TCG never does: restart btvirt then.
+    local end=$((t0 + wait_s))
+    while :; do
+      n=$(nbvm__controllers | wc -l)
+      [ "$n" -ge 2 ] && break
+      kill -0 "$NBVM_BTVIRT_PID" 2>/dev/null || { nbvm_log "btvirt attempt $i: btvirt exited"; break; }
+      if dmesg | grep -Eq 'hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110'; then
+        nbvm_log "btvirt attempt $i: a controller's HCI_Reset timed out"
+        break
+      fi
+      [ "$(date +%s)" -lt "$end" ] || break
+      sleep 0.5
+    done
+    if [ "$n" -ge 2 ]; then
+      nbvm_log "btvirt attempt $i: 2 controllers up after $(( $(date +%s) - t0 ))s"
+      echo "$i" > /run/nbvm/btvirt-attempts
+      return 0
+    fi
+    nbvm_log "btvirt attempt $i: only $n of 2 controllers usable after $(( $(date +%s) - t0 ))s; restarting btvirt"
+    dmesg | grep -i 'bluetooth' | tail -n 5 >&2
+    kill "$NBVM_BTVIRT_PID" 2>/dev/null; wait "$NBVM_BTVIRT_PID" 2>/dev/null
+    # wait for the kernel to drop the old hci devices, and clear the ring so the next check is fresh
+    nbvm_wait_for 10 bash -c '[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ]'
+    dmesg -C
+    sleep 1
+  done
+  nbvm__setup_fail "controllers never came up: btvirt -L -l2 did not give 2 usable controllers after $attempts attempts (see btvirt-*.log, dmesg.log)"
+}
+
+nbvm_setup() {
+  local opts=$- rc
+  set +e
+  nbvm__setup
+  rc=$?
+  [[ $opts == *e* ]] && set -e
+  return "$rc"
+}
+
+nbvm__setup() {
+  mkdir -p /run/nbvm "$NBVM_LOG_DIR"
+  : > /run/nbvm/bg-pids
+  nbvm_log "setup: kernel $(uname -r), $(nproc) cpus"
+
+  mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+
+  # bluetooth + vhci; LE SMP (pairing) needs AES/CMAC/ECB and ECDH P-256
+  modprobe -a bluetooth hci_vhci || { nbvm__setup_fail "modprobe bluetooth hci_vhci failed"; return 1; }
+  local m
+  for m in aes_generic ecb cmac ecdh_generic; do
+    modprobe "$m" 2>/dev/null || nbvm_log "warning: modprobe $m failed (LE pairing may not work)"
+  done
+  [ -c /dev/vhci ] || { nbvm__setup_fail "/dev/vhci missing after modprobe hci_vhci"; return 1; }
+
+  # system bus (uses the host's /etc/dbus-1 policy, including bluetooth.conf)
+  mkdir -p /run/dbus
+  dbus-daemon --system --fork --nopidfile > "$NBVM_LOG_DIR/dbus-daemon.log" 2>&1 \
+    || { nbvm__setup_fail "dbus-daemon --system failed to start"; return 1; }
+  nbvm_wait_for 20 busctl --system status org.freedesktop.DBus \
+    || { nbvm__setup_fail "system bus not answering"; return 1; }
+
+  nbvm__start_btvirt || return 1
+  local ctrls
+  ctrls=$(nbvm__controllers)
+  read -r PERIPHERAL_ADAPTER PERIPHERAL_ADDR <<<"$(sed -n 1p <<<"$ctrls")"
+  read -r CENTRAL_ADAPTER CENTRAL_ADDR <<<"$(sed -n 2p <<<"$ctrls")"
+  export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR
+  nbvm_log "controllers: peripheral $PERIPHERAL_ADAPTER $PERIPHERAL_ADDR, central $CENTRAL_ADAPTER $CENTRAL_ADDR"
+
+  # shellcheck disable=SC2086 # NBVM_BLUETOOTHD_ARGS is a word list
+  /usr/sbin/bluetoothd -n -d ${NBVM_BLUETOOTHD_ARGS:-} > "$NBVM_LOG_DIR/bluetoothd.log" 2>&1 &
+  NBVM_BLUETOOTHD_PID=$!
+  export NBVM_BLUETOOTHD_PID
+  local a
+  for a in "$PERIPHERAL_ADAPTER" "$CENTRAL_ADAPTER"; do
+    nbvm_wait_for 60 busctl --system introspect org.bluez "/org/bluez/$a" org.bluez.Adapter1 \
+      || { nbvm__setup_fail "bluetoothd did not export /org/bluez/$a within 60s (see bluetoothd.log)"; return 1; }
+    busctl --system set-property org.bluez "/org/bluez/$a" org.bluez.Adapter1 Powered b true 2>/dev/null
+    nbvm_wait_for 30 bash -c "[ \"\$(busctl --system get-property org.bluez /org/bluez/$a org.bluez.Adapter1 Powered)\" = 'b true' ]" \
+      || { nbvm__setup_fail "adapter $a did not power on within 30s (see bluetoothd.log)"; return 1; }
+  done
+  nbvm_log "bluetoothd up, $PERIPHERAL_ADAPTER and $CENTRAL_ADAPTER powered"
+
+  # Swift runtime for SwiftPM debug builds (RUNPATH normally points here already)
+  if [ -d "$NBVM_SWIFT_TOOLCHAIN/usr/lib/swift/linux" ]; then
+    export LD_LIBRARY_PATH="$NBVM_SWIFT_TOOLCHAIN/usr/lib/swift/linux${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  export NBVM_ENV_READY=1
+  return 0
+}
+
+nbvm__load_conf() {
+  local conf=$1
+  [ -f "$conf" ] || { echo "guest-env: config $conf not found" >&2; return 1; }
+  # shellcheck disable=SC1090
+  . "$conf"
+  export NBVM_REPO NBVM_RUN_DIR NBVM_LOG_DIR NBVM_RESULTS NBVM_SCRIPTS NBVM_BIN_DIR \
+         NBVM_SWIFT_TOOLCHAIN NBVM_TEST_TIMEOUT NBVM_BTVIRT_ATTEMPTS
+  export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+}
+
+# Runner (vm-init.sh): setup once, then each test script in turn, then collect dmesg.
+nbvm__run() {
+  nbvm__load_conf "$1" || return 1
+  local t rc before after base status=0
+  if ! nbvm_setup; then
+    dmesg > "$NBVM_LOG_DIR/dmesg.log" 2>&1
+    return 1
+  fi
+  for t in "${NBVM_TESTS[@]}"; do
+    base=$(basename "$t" .sh)
+    before=$(grep -c . "$NBVM_RESULTS")
+    nbvm_log "=== $t (timeout ${NBVM_TEST_TIMEOUT}s)"
+    timeout -k 10 "$NBVM_TEST_TIMEOUT" bash "$t" 2>&1 | tee "$NBVM_LOG_DIR/script-$base.log" >&2
+    rc=${PIPESTATUS[0]}
+    after=$(grep -c . "$NBVM_RESULTS")
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+      nbvm_fail "script:$base" "timed out after ${NBVM_TEST_TIMEOUT}s (NBVM_TEST_TIMEOUT)"
+    elif [ "$rc" != 0 ] && ! tail -n "$((after - before))" "$NBVM_RESULTS" | grep -q '^FAIL'; then
+      nbvm_fail "script:$base" "exited with status $rc (see script-$base.log)"
+    elif [ "$after" = "$before" ]; then
+      nbvm_fail "script:$base" "recorded no results"
+    fi
+    [ "$rc" = 0 ] || status=1
+    nbvm_kill_bg
+    if ! kill -0 "$NBVM_BLUETOOTHD_PID" 2>/dev/null; then
+      nbvm_fail "bluetoothd-alive" "bluetoothd died during $base (see bluetoothd.log)"
+      status=1
+      break
+    fi
+  done
+  dmesg > "$NBVM_LOG_DIR/dmesg.log" 2>&1
+  return "$status"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  # executed
+  if [ "${1:-}" = run ] && [ -n "${2:-}" ]; then
+    nbvm__run "$2"
+    exit $?
+  fi
+  echo "usage: guest-env.sh run GUEST_CONF   (or source it from a guest test)" >&2
+  exit 2
+elif [ "${NBVM_ENV_READY:-}" != 1 ]; then
+  # sourced outside the runner (e.g. by hand inside the VM): set up now
+  nbvm__load_conf "${NBVM_CONF:-$(cat /nbvm/run-dir 2>/dev/null)/guest.conf}" && nbvm_setup
+fi
