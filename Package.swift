@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // Layer 1: framing, limits, GATT profile and the protobuf schema. No IO.
@@ -52,6 +53,13 @@ let package = Package(
         .target(
             name: "NotifBridgeHostCore",
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        // Scenario files (YAML): a timeline for the simulated iPhone and what the accessory must
+        // hold afterwards. Parsing and checking only; no IO.
+        .target(
+            name: "NotifBridgeScenario",
+            dependencies: ["NotifBridgeHostCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         // Text for small screens: grapheme-safe cutting and wrapping to display profiles. No IO.
@@ -101,7 +109,7 @@ let package = Package(
         .target(
             name: "NotifBridgeHost",
             dependencies: [
-                "NotifBridgeHostCore", "NotifBridgeTCP",
+                "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeTCP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -109,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
+                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -156,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostCoreTests",
-            dependencies: ["NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeScenario", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -177,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeTestSupport",
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -9,14 +9,14 @@ import Synchronization
 /// The simulated iPhone connected to an accessory over the TCP link. It carries out what
 /// `HostSession` decides: one writer keeps outbound messages in the order they were sealed.
 public final class PhoneConnection: Sendable {
-    private struct State {
+    struct State {
         var session: HostSession
         var framer: ChunkFramer
         var reassembler: ChunkReassembler
     }
 
-    private let state: Mutex<State>
-    private let outbound: AsyncStream<Outbound>.Continuation
+    let state: Mutex<State>
+    let outbound: AsyncStream<Outbound>.Continuation
     private let mailbox = EventMailbox<PhoneEvent>()
     private let onEvent: @Sendable (PhoneEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
@@ -225,7 +225,7 @@ public final class PhoneConnection: Sendable {
     /// Runs one session step and queues its messages before the lock is released, so the link
     /// carries them in exactly the order the session produced them (a BindFeature can never
     /// fall behind a Sealed sent by another task). Returns the remaining actions.
-    private func step(_ body: (inout HostSession) -> [HostSession.Action]) -> [HostSession.Action] {
+    func step(_ body: (inout HostSession) -> [HostSession.Action]) -> [HostSession.Action] {
         state.withLock { state in
             Self.enqueueSends(body(&state.session), state: &state, outbound: outbound)
         }
@@ -245,7 +245,7 @@ public final class PhoneConnection: Sendable {
         }
     }
 
-    private func perform(_ actions: [HostSession.Action]) {
+    func perform(_ actions: [HostSession.Action]) {
         for action in actions {
             switch action {
             case .send, .transmit:
@@ -269,7 +269,7 @@ public final class PhoneConnection: Sendable {
         }
     }
 
-    private func post(_ event: PhoneEvent) {
+    func post(_ event: PhoneEvent) {
         onEvent(event)
         mailbox.post(event)
     }

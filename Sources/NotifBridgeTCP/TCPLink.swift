@@ -57,6 +57,16 @@ public enum TCPLink {
         }
     }
 
+    /// Whether something accepts connections at the address now (after a restart, say). The
+    /// connection closes at once, before any chunk is sent.
+    public static func isAccepting(host: String, port: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Bool {
+        guard let channel = try? await ClientBootstrap(group: group).connectTimeout(.seconds(1)).connect(host: host, port: port).get() else {
+            return false
+        }
+        try? await channel.close()
+        return true
+    }
+
     /// No connection could be made; the reason is the socket's.
     public struct ConnectFailure: Error, CustomStringConvertible {
         public var host: String

@@ -9,7 +9,7 @@ struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
         abstract: "Play the iPhone: key exchange as the iOS system, then forward notifications.",
-        subcommands: [Forward.self, Send.self, Load.self],
+        subcommands: [Forward.self, Send.self, Play.self, Load.self],
         defaultSubcommand: Forward.self
     )
 }

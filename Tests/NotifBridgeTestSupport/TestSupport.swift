@@ -24,6 +24,13 @@ public enum TestFixtures {
     public static func data(_ path: String) throws -> Data {
         try Data(contentsOf: directory.appendingPathComponent(path))
     }
+
+    /// The scenario files shipped in `Scenarios/`, by file name.
+    public static let scenarios = directory.deletingLastPathComponent().appendingPathComponent("Scenarios")
+
+    public static var scenarioNames: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: scenarios.path)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
+    }
 }
 
 /// A deterministic generator (SplitMix64) for shuffles and random inputs, so every failure

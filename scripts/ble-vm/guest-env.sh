@@ -13,8 +13,8 @@
 #   PERIPHERAL_ADDR,    CENTRAL_ADDR      their public addresses (00:AA:01:...)
 #   NBVM_REPO NBVM_BIN_DIR NBVM_LOG_DIR NBVM_RESULTS NBVM_SCRIPTS NBVM_RUN_DIR
 #
-# Helpers: nbvm_log, nbvm_pass, nbvm_fail, nbvm_skip, nbvm_test, nbvm_bg, nbvm_kill_bg,
-#          nbvm_wait_for, nbvm_adapter_prop, nbvm_bin.
+# Helpers: nbvm_log, nbvm_pass, nbvm_fail, nbvm_skip, nbvm_test, nbvm_bg, nbvm_session,
+#          nbvm_stop, nbvm_kill_bg, nbvm_wait_for, nbvm_adapter_prop, nbvm_bin.
 # Results are lines in $NBVM_RESULTS: "PASS name", "FAIL name reason", "SKIP name reason".
 
 # ---------------------------------------------------------------- helpers
@@ -65,18 +65,33 @@ nbvm_bg() {
   echo "$NBVM_BG_PID $name" >> /run/nbvm/bg-pids
 }
 
-# nbvm_kill_bg [PID]: kill one background process (or all started by nbvm_bg).
+# nbvm_session NAME CMD...: start an interactive CMD (e.g. bluetoothctl) in the background,
+# reading its commands from a fifo; output in $NBVM_LOG_DIR/NAME.log. Sets NBVM_BG_PID and
+# NBVM_SESSION_FD: send commands with  echo "scan le" >&"$NBVM_SESSION_FD".
+nbvm_session() {
+  local name=$1; shift
+  local fifo=/run/nbvm/$name.in
+  rm -f "$fifo"; mkfifo "$fifo"
+  exec {NBVM_SESSION_FD}<>"$fifo"   # read-write open: neither side blocks, no EOF until killed
+  "$@" < "$fifo" > "$NBVM_LOG_DIR/$name.log" 2>&1 {NBVM_SESSION_FD}>&- &
+  NBVM_BG_PID=$!
+  echo "$NBVM_BG_PID $name" >> /run/nbvm/bg-pids
+}
+
+# nbvm_stop PID: stop one background process (no error if it already exited).
+nbvm_stop() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# nbvm_kill_bg: stop every process started by nbvm_bg/nbvm_session that still runs.
 nbvm_kill_bg() {
   local pid name
-  if [ $# -gt 0 ]; then
-    kill "$1" 2>/dev/null; wait "$1" 2>/dev/null
-    return 0
-  fi
   [ -f /run/nbvm/bg-pids ] || return 0
   while read -r pid name; do
     if kill -0 "$pid" 2>/dev/null; then
       nbvm_log "stopping leftover background process $name ($pid)"
-      kill "$pid" 2>/dev/null
+      kill "$pid" 2>/dev/null || true
     fi
   done < /run/nbvm/bg-pids
   : > /run/nbvm/bg-pids
@@ -113,7 +128,7 @@ nbvm_bin() {
 nbvm__controllers() {
   timeout 10 btmgmt info 2>/dev/null | awk '
     /^hci[0-9]+:[ \t]+Primary controller/ { sub(":", "", $1); name = $1; next }
-    name != "" && $1 == "addr" { print name, $2; name = "" }'
+    name != "" && $1 == "addr" { print name, $2; name = "" }' | sort -V
 }
 
 nbvm__setup_fail() {
@@ -151,6 +166,7 @@ nbvm__start_btvirt() {
     dmesg | grep -i 'bluetooth' | tail -n 5 >&2
     kill "$NBVM_BTVIRT_PID" 2>/dev/null; wait "$NBVM_BTVIRT_PID" 2>/dev/null
     # wait for the kernel to drop the old hci devices, and clear the ring so the next check is fresh
+    # shellcheck disable=SC2016 # expanded by the inner bash
     nbvm_wait_for 10 bash -c '[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ]'
     dmesg -C
     sleep 1
@@ -181,6 +197,7 @@ nbvm__setup() {
     modprobe "$m" 2>/dev/null || nbvm_log "warning: modprobe $m failed (LE pairing may not work)"
   done
   [ -c /dev/vhci ] || { nbvm__setup_fail "/dev/vhci missing after modprobe hci_vhci"; return 1; }
+  nbvm_log "modules loaded: $(lsmod | awk 'NR > 1 {print $1}' | grep -E '^(bluetooth|hci_vhci|ecdh_generic|cmac|ecb|aes_generic)$' | sort | tr '\n' ' ')"
 
   # system bus (uses the host's /etc/dbus-1 policy, including bluetooth.conf)
   mkdir -p /run/dbus
@@ -189,6 +206,7 @@ nbvm__setup() {
   nbvm_wait_for 20 busctl --system status org.freedesktop.DBus \
     || { nbvm__setup_fail "system bus not answering"; return 1; }
 
+  nbvm_log "system bus up"
   nbvm__start_btvirt || return 1
   local ctrls
   ctrls=$(nbvm__controllers)

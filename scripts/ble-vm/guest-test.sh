@@ -4,7 +4,7 @@
 # file. Add checks as more functions here, or as more guest scripts passed to run.sh.
 set -euo pipefail
 # shellcheck source=guest-env.sh
-. "$(dirname "${BASH_SOURCE[0]}")/guest-env.sh"
+. "${NBVM_SCRIPTS:-$(dirname "${BASH_SOURCE[0]}")}/guest-env.sh"
 
 SMOKE_NAME=nbvm-smoke
 SMOKE_UUID=0000feed-0000-1000-8000-00805f9b34fb
@@ -12,7 +12,7 @@ SMOKE_UUID=0000feed-0000-1000-8000-00805f9b34fb
 # Both btvirt controllers are on the kernel mgmt interface and distinct.
 check_controllers_up() {
   btmgmt info
-  [ -n "${PERIPHERAL_ADAPTER:-}" ] && [ -n "${CENTRAL_ADAPTER:-}" ] || { echo "adapter names not exported"; return 1; }
+  if [ -z "${PERIPHERAL_ADAPTER:-}" ] || [ -z "${CENTRAL_ADAPTER:-}" ]; then echo "adapter names not exported"; return 1; fi
   [ "$PERIPHERAL_ADAPTER" != "$CENTRAL_ADAPTER" ] || { echo "both roles on $PERIPHERAL_ADAPTER"; return 1; }
   local a
   for a in "$PERIPHERAL_ADAPTER" "$CENTRAL_ADAPTER"; do
@@ -25,7 +25,13 @@ check_controllers_up() {
 # bluetoothd owns org.bluez on the system bus and exports both adapters with the
 # interfaces a GATT peripheral needs.
 check_bluez_on_dbus() {
-  busctl --system status org.bluez | grep -E '^(PID|Comm)='
+  local owner pid
+  owner=$(dbus-send --system --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+            org.freedesktop.DBus.GetNameOwner string:org.bluez | tr -d ' ')
+  pid=$(dbus-send --system --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+            org.freedesktop.DBus.GetConnectionUnixProcessID "string:$owner" | awk '{print $NF}')
+  echo "org.bluez owned by $owner, pid $pid ($(cat "/proc/$pid/comm"))"
+  [ "$(cat "/proc/$pid/comm")" = bluetoothd ] || { echo "org.bluez is not owned by bluetoothd"; return 1; }
   local a xml iface
   for a in "$PERIPHERAL_ADAPTER" "$CENTRAL_ADAPTER"; do
     xml=$(dbus-send --system --print-reply --dest=org.bluez "/org/bluez/$a" org.freedesktop.DBus.Introspectable.Introspect)
@@ -47,44 +53,54 @@ check_notifbridge_runs() {
   grep -q 'USAGE' <<<"$out" || { echo "notifbridge --help printed no USAGE"; return 1; }
 }
 
+# btctl_wait_controller FD LOG ADDR: ask a bluetoothctl session to `list` controllers until
+# ADDR shows up (it has then connected to bluetoothd and built its adapter proxies).
+btctl_wait_controller() {
+  local i
+  for i in $(seq 30); do
+    echo list >&"$1"
+    sleep 1
+    grep -aq "Controller $3 " "$2" && return 0
+  done
+  return 1
+}
+
 # A real LE advertisement from the peripheral controller, registered through bluetoothd's
 # LEAdvertisingManager1 by bluetoothctl, is discovered by bluetoothd on the central controller.
 check_advertise_discover() {
-  local fifo=/tmp/adv.in dev
-  dev=/org/bluez/$CENTRAL_ADAPTER/dev_${PERIPHERAL_ADDR//:/_}
-  rm -f "$fifo"; mkfifo "$fifo"
-  nbvm_bg bluetoothctl-advertise bluetoothctl < "$fifo"
-  local adv_pid=$NBVM_BG_PID
-  exec 3>"$fifo"
-  {
-    echo "select $PERIPHERAL_ADDR"
-    echo "advertise.name $SMOKE_NAME"
-    echo "advertise.uuids $SMOKE_UUID"
-    echo "advertise on"
-  } >&3
-  nbvm_wait_for 30 grep -q 'Advertising object registered' "$NBVM_LOG_DIR/bluetoothctl-advertise.log" \
-    || { cat "$NBVM_LOG_DIR/bluetoothctl-advertise.log"; echo "advertisement was not registered on $PERIPHERAL_ADAPTER"; return 1; }
+  local dev=/org/bluez/$CENTRAL_ADAPTER/dev_${PERIPHERAL_ADDR//:/_}
+  local adv_log=$NBVM_LOG_DIR/bluetoothctl-advertise.log scan_log=$NBVM_LOG_DIR/bluetoothctl-scan.log
+
+  nbvm_session bluetoothctl-advertise bluetoothctl
+  local adv_pid=$NBVM_BG_PID adv=$NBVM_SESSION_FD
+  btctl_wait_controller "$adv" "$adv_log" "$PERIPHERAL_ADDR" \
+    || { cat "$adv_log"; echo "bluetoothctl (advertiser) did not list $PERIPHERAL_ADDR"; return 1; }
+  printf '%s\n' "select $PERIPHERAL_ADDR" "advertise.name $SMOKE_NAME" "advertise.uuids $SMOKE_UUID" "advertise on" >&"$adv"
+  nbvm_wait_for 30 grep -aq 'Advertising object registered' "$adv_log" \
+    || { cat "$adv_log"; echo "advertisement was not registered on $PERIPHERAL_ADAPTER"; return 1; }
   echo "advertising on $PERIPHERAL_ADAPTER"
 
-  rm -f /tmp/scan.in; mkfifo /tmp/scan.in
-  nbvm_bg bluetoothctl-scan bluetoothctl < /tmp/scan.in
-  local scan_pid=$NBVM_BG_PID
-  exec 4>/tmp/scan.in
-  { echo "select $CENTRAL_ADDR"; echo "scan le"; } >&4
-  if ! nbvm_wait_for 60 busctl --system get-property org.bluez "$dev" org.bluez.Device1 Name; then
-    cat "$NBVM_LOG_DIR/bluetoothctl-scan.log"
+  nbvm_session bluetoothctl-scan bluetoothctl
+  local scan_pid=$NBVM_BG_PID scan=$NBVM_SESSION_FD
+  btctl_wait_controller "$scan" "$scan_log" "$CENTRAL_ADDR" \
+    || { cat "$scan_log"; echo "bluetoothctl (scanner) did not list $CENTRAL_ADDR"; return 1; }
+  printf '%s\n' "select $CENTRAL_ADDR" "scan le" >&"$scan"
+  if ! nbvm_wait_for 60 busctl --system get-property org.bluez "$dev" org.bluez.Device1 Address; then
+    cat "$scan_log"
     echo "$CENTRAL_ADAPTER did not discover $PERIPHERAL_ADDR within 60s"
     return 1
   fi
+  # name and UUIDs may arrive with a later report (scan response) than the first one
+  nbvm_wait_for 20 bash -c "busctl --system get-property org.bluez $dev org.bluez.Device1 UUIDs | grep -qi $SMOKE_UUID" || true
   local name uuids
-  nbvm_wait_for 10 bash -c "busctl --system get-property org.bluez $dev org.bluez.Device1 Name | grep -q $SMOKE_NAME" || true
-  name=$(busctl --system get-property org.bluez "$dev" org.bluez.Device1 Name)
+  name=$(busctl --system get-property org.bluez "$dev" org.bluez.Device1 Name || true)
   uuids=$(busctl --system get-property org.bluez "$dev" org.bluez.Device1 UUIDs || true)
-  echo "scan on $CENTRAL_ADAPTER found $dev Name=$name UUIDs=$uuids"
-  { echo "scan off"; echo quit; } >&4; exec 4>&-
-  { echo "advertise off"; echo quit; } >&3; exec 3>&-
-  nbvm_kill_bg "$scan_pid"; nbvm_kill_bg "$adv_pid"
-  grep -q "$SMOKE_NAME" <<<"$name" || { echo "discovered device has Name $name, expected $SMOKE_NAME"; return 1; }
+  echo "central $CENTRAL_ADAPTER found $dev Name=$name UUIDs=$uuids"
+  printf '%s\n' "scan off" quit >&"$scan"
+  printf '%s\n' "advertise off" quit >&"$adv"
+  sleep 1
+  nbvm_stop "$scan_pid"; nbvm_stop "$adv_pid"
+  grep -q "$SMOKE_NAME" <<<"$name" || { echo "discovered device has Name '$name', expected $SMOKE_NAME"; return 1; }
   grep -qi "$SMOKE_UUID" <<<"$uuids" || { echo "discovered device lacks service UUID $SMOKE_UUID (UUIDs=$uuids)"; return 1; }
 }
 

@@ -41,14 +41,17 @@ done
 [ ${#TESTS[@]} -gt 0 ] || TESTS=("$HERE/guest-test.sh")
 [ "${NBVM_SKIP_APT:-0}" = 1 ] && DO_APT=0
 
-T0=$(date +%s.%N)
-log() { printf '[ble-vm +%6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T0" | bc 2>/dev/null || echo 0)" "$*"; }
+T0=$(date +%s%N)
+log() {
+  local ds=$(( ($(date +%s%N) - T0) / 100000000 ))
+  printf '[ble-vm +%4d.%ds] %s\n' $((ds / 10)) $((ds % 10)) "$*"
+}
 die() { echo "ble-vm: ERROR: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get, and read-write virtio-9p with security_model=none)"
 
 # ---------------------------------------------------------------- packages
-PKGS=(qemu-system-x86 busybox-static bluez bluez-test-tools kmod dbus coreutils util-linux bc)
+PKGS=(qemu-system-x86 busybox-static bluez bluez-test-tools kmod dbus coreutils util-linux)
 if [ "$DO_APT" = 1 ]; then
   log "apt-get update + install ${PKGS[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -89,17 +92,17 @@ else
   rm -rf "$WORK/dl" "$KDIR.tmp"; mkdir -p "$WORK/dl"
   chown _apt "$WORK/dl" 2>/dev/null || true   # apt downloads as _apt when it can
   (cd "$WORK/dl" && apt-get download -qq "$KPKG" >/dev/null) || die "apt-get download $KPKG failed"
-  deb=$(ls "$WORK/dl/${KPKG}_"*.deb 2>/dev/null | head -n1)
+  deb=$(find "$WORK/dl" -maxdepth 1 -name "${KPKG}_*.deb" | head -n1)
   [ -n "$deb" ] || die "downloaded $KPKG but no .deb found in $WORK/dl"
   dpkg -x "$deb" "$KDIR.tmp" || die "dpkg -x $deb failed"
-  kv=$(ls "$KDIR.tmp/lib/modules")
+  kv=$(find "$KDIR.tmp/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n1)
   depmod -b "$KDIR.tmp" "$kv" || die "depmod for $kv failed"
   echo "$WANT" > "$KDIR.tmp/.package"
   rm -rf "$KDIR" "$WORK/dl"; mv "$KDIR.tmp" "$KDIR"
 fi
-KVER=$(ls "$KDIR/lib/modules" | head -n1)
+KVER=$(find "$KDIR/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n1)
 VMLINUZ=$KDIR/boot/vmlinuz-$KVER
-[ -n "$KVER" ] && [ -f "$VMLINUZ" ] || die "missing kernel: no $KDIR/boot/vmlinuz-<ver> matching lib/modules/<ver> (delete $KDIR and rerun)"
+if [ -z "$KVER" ] || [ ! -f "$VMLINUZ" ]; then die "missing kernel: no $KDIR/boot/vmlinuz-<ver> matching lib/modules/<ver> (delete $KDIR and rerun)"; fi
 [ -f "$KDIR/lib/modules/$KVER/modules.dep" ] || depmod -b "$KDIR" "$KVER" || die "depmod for $KVER failed"
 log "kernel: $KVER"
 

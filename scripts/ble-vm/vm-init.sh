@@ -13,9 +13,12 @@ $B mount -t sysfs sys /sys
 $B mount -t devtmpfs dev /dev
 for m in $($B cat /modlist); do $B insmod "$m" || say "insmod $m failed"; done
 
-O=trans=virtio,version=9p2000.L,msize=262144,cache=none
-$B mount -t 9p -o "$O,ro" usr /usr || { say "FATAL: 9p mount of host /usr failed"; halt_vm; }
-$B mount -t 9p -o "$O,ro" etc /etc || { say "FATAL: 9p mount of host /etc failed"; halt_vm; }
+# Read-only shares use cache=loose (the guest caches pages and metadata: much faster
+# exec under TCG); the read-write run dir stays uncached so both sides see writes.
+O=trans=virtio,version=9p2000.L,msize=262144
+RO=$O,ro,cache=loose
+$B mount -t 9p -o "$RO" usr /usr || { say "FATAL: 9p mount of host /usr failed"; halt_vm; }
+$B mount -t 9p -o "$RO" etc /etc || { say "FATAL: 9p mount of host /etc failed"; halt_vm; }
 $B ln -s usr/bin /bin
 $B ln -s usr/sbin /sbin
 $B ln -s usr/lib64 /lib64
@@ -36,7 +39,8 @@ $B mount -t tmpfs tmpfs /dev/shm
 while read -r tag path mode; do
   [ -n "$tag" ] || continue
   $B mkdir -p "$path" 2>/dev/null
-  $B mount -t 9p -o "$O,$mode" "$tag" "$path" || { say "FATAL: 9p mount $tag on $path ($mode) failed"; halt_vm; }
+  if [ "$mode" = ro ]; then opts=$RO; else opts=$O,rw; fi
+  $B mount -t 9p -o "$opts" "$tag" "$path" || { say "FATAL: 9p mount $tag on $path ($mode) failed"; halt_vm; }
 done < /nbvm/mounts
 
 RUN=$($B cat /nbvm/run-dir)

@@ -1,0 +1,185 @@
+import Foundation
+import NotifBridgeHostCore
+import NotifBridgeScenario
+import Synchronization
+
+/// What a scenario needs from the accessory it plays against.
+public protocol ScenarioEnvironment: Sendable {
+    /// Where the accessory listens now (a restart may move it).
+    func endpoint() async throws -> (host: String, port: Int)
+    /// Stops the accessory and starts it again on the same state.
+    func restartAccessory() async throws
+    /// What the accessory shows now, to check the expectations against.
+    func observe() async throws -> [ObservedNotification]
+}
+
+/// Plays a scenario's timeline as the simulated iPhone: one link at a time, calls made while
+/// no link is up wait in the session, as iOS holds them, and go out on the next link.
+public struct ScenarioPlayer: Sendable {
+    public struct Report: Sendable, CustomStringConvertible {
+        public var sent = 0
+        public var acknowledged = 0
+        public var alerted = 0
+        public var links = 0
+        /// Where the accessory's final state differs from the scenario's expectations.
+        public var failures: [String] = []
+
+        public var passed: Bool { failures.isEmpty && acknowledged == sent }
+        public var description: String {
+            "\(sent) calls forwarded over \(links) link(s), \(acknowledged) acknowledged, \(alerted) alerted; "
+                + (failures.isEmpty ? "expectations hold" : "\(failures.count) expectation(s) failed")
+        }
+    }
+
+    public let scenario: Scenario
+    public let environment: any ScenarioEnvironment
+    /// Longest wait for the key exchange or for receipts.
+    public var timeout: Duration = .seconds(15)
+    private let say: @Sendable (String) -> Void
+    private let onEvent: @Sendable (PhoneEvent) -> Void
+
+    public init(scenario: Scenario, environment: any ScenarioEnvironment, say: @escaping @Sendable (String) -> Void = { _ in }, onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in }) {
+        self.scenario = scenario
+        self.environment = environment
+        self.say = say
+        self.onEvent = onEvent
+    }
+
+    /// Where the timeline stands between links.
+    private struct Progress: Sendable {
+        var next = 0
+        var focus = false
+        var sent = 0
+        var links = 0
+    }
+
+    public func play(session initial: HostSession) async throws -> Report {
+        let receipts = Mutex<[UInt64: Bool]>([:])
+        var session = initial
+        var progress = Progress()
+        var linkUp = true
+        while true {
+            guard linkUp else {
+                guard progress.next < scenario.steps.count else { break }
+                linkUp = try await offline(&progress, session: &session)
+                continue
+            }
+            let (host, port) = try await environment.endpoint()
+            progress.links += 1
+            let (start, onEvent) = (progress, self.onEvent)
+            let (after, ended) = try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: { event in
+                if case .receipt(let sequence, _, let alerted) = event { receipts.withLock { $0[sequence] = alerted } }
+                onEvent(event)
+            }) { connection in
+                try await connection.waitUntilEstablished(timeout: timeout)
+                return try await online(start, over: connection)
+            }
+            session = ended
+            progress = after.progress
+            if after.restart {
+                say("restarting the accessory")
+                try await environment.restartAccessory()
+            } else if !after.reconnect {
+                // A disconnect step, or the end of the timeline with everything acknowledged.
+                guard progress.next < scenario.steps.count else { break }
+                linkUp = false
+            }
+        }
+        var report = Report(sent: progress.sent, links: progress.links)
+        (report.acknowledged, report.alerted) = receipts.withLock { ($0.count, $0.values.filter { $0 }.count) }
+        report.failures = scenario.expect.failures(in: try await environment.observe())
+        return report
+    }
+
+    private struct LinkEnd: Sendable {
+        var progress: Progress
+        var restart = false
+        var reconnect = false
+    }
+
+    /// Runs steps over one established link until one ends it, or the timeline ends.
+    private func online(_ start: Progress, over connection: PhoneConnection) async throws -> LinkEnd {
+        var progress = start
+        while progress.next < scenario.steps.count {
+            let step = scenario.steps[progress.next]
+            progress.next += 1
+            switch step {
+            case .operation(let spec):
+                let sequence = try connection.send(spec.operation(focus: progress.focus))
+                progress.sent += 1
+                say("sent \(spec.operation(focus: progress.focus).summaryLine) as #\(sequence)")
+            case .focus(let on):
+                progress.focus = on
+                say("Focus \(on ? "on" : "off")")
+            case .disconnect(let during):
+                if let during {
+                    let sequence = try connection.sendFirstChunkOnly(during.operation(focus: progress.focus))
+                    progress.sent += 1
+                    say("sent the first chunk of \(during.operation(focus: progress.focus).summaryLine) (#\(sequence)), then dropped the link")
+                } else {
+                    say("dropped the link")
+                }
+                return LinkEnd(progress: progress)
+            case .reconnect:
+                say("reconnecting")
+                return LinkEnd(progress: progress, reconnect: true)
+            case .restartAccessory:
+                return LinkEnd(progress: progress, restart: true)
+            case .reorder(let specs):
+                let sequences = try connection.sendReversed(specs.map { $0.operation(focus: progress.focus) })
+                progress.sent += specs.count
+                say("sent #\(sequences.map(String.init).joined(separator: ", #")) in reverse order")
+            case .settle:
+                try await settle(connection)
+            case .wait(let seconds):
+                try await Task.sleep(for: .seconds(seconds))
+            }
+        }
+        try await settle(connection)
+        return LinkEnd(progress: progress)
+    }
+
+    /// Steps while no link is up: calls wait in the session, as iOS holds them.
+    private func offline(_ progress: inout Progress, session: inout HostSession) async throws -> Bool {
+        let step = scenario.steps[progress.next]
+        progress.next += 1
+        switch step {
+        case .operation(let spec):
+            let operation = spec.operation(focus: progress.focus)
+            let sequence = try session.send(operation, now: Date()).sequence
+            progress.sent += 1
+            say("no link: \(operation.summaryLine) waits as #\(sequence)")
+        case .reorder(let specs):
+            for spec in specs {
+                _ = try session.send(spec.operation(focus: progress.focus), now: Date())
+                progress.sent += 1
+            }
+            say("no link: \(specs.count) reordered calls wait in order")
+        case .disconnect(let during):
+            if let during {
+                _ = try session.send(during.operation(focus: progress.focus), now: Date())
+                progress.sent += 1
+            }
+        case .focus(let on):
+            progress.focus = on
+            say("Focus \(on ? "on" : "off")")
+        case .reconnect, .settle:
+            say("reconnecting")
+            return true
+        case .restartAccessory:
+            say("restarting the accessory")
+            try await environment.restartAccessory()
+            return true
+        case .wait(let seconds):
+            try await Task.sleep(for: .seconds(seconds))
+        }
+        // The timeline ended with the link down: connect once more to deliver what waits.
+        return progress.next >= scenario.steps.count && session.outstandingCount > 0
+    }
+
+    private func settle(_ connection: PhoneConnection) async throws {
+        let outstanding = connection.unacknowledged
+        guard !outstanding.isEmpty else { return }
+        _ = try await connection.waitForReceipts(outstanding, timeout: timeout)
+    }
+}

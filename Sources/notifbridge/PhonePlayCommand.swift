@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeAccessory
+import NotifBridgeCrypto
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeScenario
+import NotifBridgeTCP
+import Synchronization
+
+extension PhoneCommand {
+    /// Plays a scenario file against an accessory and checks what it holds afterwards.
+    struct Play: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "play",
+            abstract: "Play a scenario (YAML timeline) against an accessory and check its expectations.",
+            discussion: """
+                Plays adds, updates, removals, Focus changes, disconnects (also in the middle of a \
+                message), reconnects, accessory restarts and reordered calls, then compares what the \
+                accessory shows with the scenario's `expect` section. Against a running accessory, \
+                give --state (its state directory) so the expectations can be read through its \
+                control socket, and --restart-command if the scenario restarts it. With --spawn, play \
+                starts its own accessory on a temporary state directory and can do both itself. \
+                Scenarios/ in the repository holds examples; Scenarios/README.md documents the format.
+                """
+        )
+
+        @OptionGroup var target: PhoneTarget
+        @Argument(help: "Scenario file (YAML).") var file: String
+        @Flag(help: "Start an accessory process for the scenario, on a temporary state directory.") var spawn = false
+        @Option(help: "State directory of the running accessory, to check expectations through its control socket.") var state: String?
+        @Option(help: "Shell command that restarts the running accessory (for restart-accessory steps).") var restartCommand: String?
+        @Option(help: "Seconds to wait for the key exchange and for receipts.") var timeout: Double = 15
+
+        func validate() throws {
+            if spawn, state != nil || restartCommand != nil {
+                throw ValidationError("--spawn starts its own accessory; --state and --restart-command are for a running one")
+            }
+            guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
+        }
+
+        func run() async throws {
+            let scenario = try load()
+            if scenario.restartsAccessory, !spawn, restartCommand == nil {
+                throw CommandFailure("\(file) restarts the accessory: give --restart-command, or --spawn so play runs its own")
+            }
+            let printer = PhonePrinter()
+            printer.line("playing \"\(scenario.name)\": \(scenario.steps.count) steps")
+            let environment: any ScenarioEnvironment
+            var spawned: SpawnedAccessory?
+            if spawn {
+                let accessory = try await SpawnedAccessory.start(suite: target.suite.first ?? .xWing)
+                spawned = accessory
+                environment = accessory
+            } else {
+                environment = RunningAccessoryEnvironment(host: target.host, port: target.port, stateDirectory: state, restartCommand: restartCommand)
+            }
+            defer { spawned?.stop() }
+            var player = ScenarioPlayer(scenario: scenario, environment: environment, say: printer.line, onEvent: printer.print)
+            player.timeout = .milliseconds(Int64(timeout * 1000))
+            let report = try await player.play(session: target.session)
+            printer.line(report.description)
+            if !spawn, state == nil {
+                printer.line("expectations were not checked: give --state with the accessory's state directory")
+            }
+            for failure in report.failures { printer.line("✗ \(failure)") }
+            if !report.passed { throw ExitCode(1) }
+        }
+
+        private func load() throws -> Scenario {
+            let url = URL(fileURLWithPath: file)
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+            guard size <= ScenarioFile.maxFileLength else {
+                throw CommandFailure("\(file) is \(size) bytes; scenarios are at most \(ScenarioFile.maxFileLength)")
+            }
+            let yaml: String
+            do { yaml = try String(contentsOf: url, encoding: .utf8) } catch {
+                throw CommandFailure("cannot read \(file): \(error.localizedDescription)")
+            }
+            do { return try ScenarioFile.parse(yaml) } catch {
+                throw CommandFailure("\(file): \(error)")
+            }
+        }
+    }
+}
+
+extension ObservedNotification {
+    init(_ listed: ListedNotification) {
+        self.init(ref: NotificationRef(source: listed.source, id: listed.id), title: listed.title, body: listed.body, alerted: listed.alerted)
+    }
+}
+
+/// An accessory someone else runs: reached over TCP, observed through its control socket.
+struct RunningAccessoryEnvironment: ScenarioEnvironment {
+    var host: String
+    var port: Int
+    var stateDirectory: String?
+    var restartCommand: String?
+
+    func endpoint() async throws -> (host: String, port: Int) { (host, port) }
+
+    func restartAccessory() async throws {
+        guard let restartCommand else { throw CommandFailure("no --restart-command to restart the accessory with") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", restartCommand]
+        try process.run()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        guard process.terminationStatus == 0 else {
+            throw CommandFailure("--restart-command exited with status \(process.terminationStatus)")
+        }
+        try await waitUntilListening(host: host, port: port)
+    }
+
+    func observe() async throws -> [ObservedNotification] {
+        guard let stateDirectory else { return [] }
+        let reply = try await ControlClient.send(ControlRequest(op: .list), socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: stateDirectory))
+        guard reply.ok else { throw CommandFailure("the accessory would not list its notifications: \(reply.message ?? "no reason given")") }
+        return (reply.notifications ?? []).map(ObservedNotification.init)
+    }
+}
+
+/// An accessory process that play starts, restarts and observes itself.
+final class SpawnedAccessory: ScenarioEnvironment {
+    private let stateDirectory: String
+    private let arguments: [String]
+    private let current: Mutex<(process: AccessoryProcess, port: Int)>
+
+    private init(stateDirectory: String, arguments: [String], process: AccessoryProcess, port: Int) {
+        self.stateDirectory = stateDirectory
+        self.arguments = arguments
+        current = Mutex((process, port))
+    }
+
+    static func start(suite: CipherSuite) async throws -> SpawnedAccessory {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-play-\(UUID().uuidString)").path
+        let arguments = ["accessory", "--state", directory, "--port", "0", "--suite", suite.rawValue.lowercased()]
+        let process = try AccessoryProcess.start(arguments: arguments)
+        return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
+    }
+
+    func endpoint() async throws -> (host: String, port: Int) { ("127.0.0.1", current.withLock { $0.port }) }
+
+    func restartAccessory() async throws {
+        let old = current.withLock { $0.process }
+        old.stop()
+        try await old.waitForExit()
+        let process = try AccessoryProcess.start(arguments: arguments)
+        let port = try await process.waitForPort()
+        current.withLock { $0 = (process, port) }
+    }
+
+    func observe() async throws -> [ObservedNotification] {
+        let reply = try await ControlClient.send(ControlRequest(op: .list), socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: stateDirectory))
+        return (reply.notifications ?? []).map(ObservedNotification.init)
+    }
+
+    func stop() {
+        current.withLock { $0.process }.stop()
+        try? FileManager.default.removeItem(atPath: stateDirectory)
+    }
+}
+
+/// Polls until the accessory accepts connections again after a restart.
+private func waitUntilListening(host: String, port: Int, timeout: Duration = .seconds(30)) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await TCPLink.isAccepting(host: host, port: port) { return }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    throw CommandFailure("the accessory did not listen on \(host):\(port) within \(timeout) of its restart")
+}
+

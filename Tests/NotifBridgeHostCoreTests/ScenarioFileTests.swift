@@ -1,0 +1,129 @@
+import Foundation
+import NotifBridgeHostCore
+import NotifBridgeScenario
+import Testing
+
+@Suite("Scenario files")
+struct ScenarioFileTests {
+    @Test("Steps and expectations parse, with the scenario's defaults")
+    func parses() throws {
+        let scenario = try ScenarioFile.parse("""
+            name: sample
+            source: com.example.chat
+            app: Chat
+            steps:
+              - add: {id: a, title: Anna, body: Hi, level: time-sensitive}
+              - focus: on
+              - update: {id: a, body: Edited}
+              - remove: {id: b, source: com.other}
+              - remove-all
+              - disconnect
+              - disconnect: {during: {add: {id: big, attachment-bytes: 100}}}
+              - reconnect
+              - restart-accessory
+              - reorder: [{update: {id: a, body: v2}}, {remove: a}]
+              - settle
+              - wait: 0.5
+            expect:
+              present: [a, {id: c, title: T, body: B}]
+              absent: [{id: b, source: com.other}]
+              alerted: [a]
+              not-alerted: [c]
+              count: 2
+            """)
+        let a = NotificationRef(source: "com.example.chat", id: "a")
+        #expect(scenario.steps.count == 12)
+        guard case .operation(.add(let add)) = scenario.steps[0] else {
+            Issue.record("first step should be an add")
+            return
+        }
+        #expect(add.ref == a && add.app == "Chat" && add.level == .timeSensitive)
+        #expect(scenario.steps[1] == .focus(true))
+        #expect(scenario.steps[3] == .operation(.remove(NotificationRef(source: "com.other", id: "b"))))
+        #expect(scenario.steps[4] == .operation(.removeAll))
+        #expect(scenario.steps[5] == .disconnect(during: nil))
+        #expect(scenario.steps[8] == .restartAccessory)
+        #expect(scenario.steps[11] == .wait(seconds: 0.5))
+        #expect(scenario.restartsAccessory)
+        #expect(scenario.expect.present.map(\.ref.id) == ["a", "c"])
+        #expect(scenario.expect.present[1].title == "T")
+        #expect(scenario.expect.count == 2)
+    }
+
+    @Test("Mistakes are refused with the line and what is wrong", arguments: [
+        ("steps:\n  - add: {id: a, tittle: x}\n", "line 2: unknown key \"tittle\""),
+        ("steps:\n  - jump: {id: a}\n", "line 2: unknown step \"jump\""),
+        ("steps:\n  - focus: maybe\n", "line 2: focus: is on or off"),
+        ("steps:\n  - reorder: [{remove: a}]\n", "reorder: a list of at least two calls"),
+        ("steps:\n  - add: {id: ''}\n", "an empty notification id"),
+        ("steps:\n  - add: {id: a, level: loud}\n", "level \"loud\" is not"),
+        ("steps:\n  - add: {id: a, kind: fax}\n", "kind \"fax\""),
+        ("name: x\n", "steps: a list of steps is required"),
+        ("steps: [\n", "not YAML"),
+        ("steps: []\nexpect: {count: -1}\n", "count: a number"),
+        ("steps: []\nexpect: {shown: [a]}\n", "unknown key \"shown\" in expect"),
+    ])
+    func refusals(yaml: String, message: String) {
+        #expect {
+            try ScenarioFile.parse(yaml)
+        } throws: { error in
+            (error as? ScenarioFile.Invalid)?.description.contains(message) == true
+        }
+    }
+
+    @Test("Limits: wait and attachment size at the limit parse, one more is refused")
+    func limits() throws {
+        _ = try ScenarioFile.parse("steps:\n  - wait: \(Int(ScenarioFile.maxWait))\n")
+        #expect(throws: ScenarioFile.Invalid.self) { try ScenarioFile.parse("steps:\n  - wait: \(Int(ScenarioFile.maxWait) + 1)\n") }
+        _ = try ScenarioFile.parse("steps:\n  - add: {id: a, attachment-bytes: \(ScenarioFile.maxAttachmentBytes)}\n")
+        #expect(throws: ScenarioFile.Invalid.self) { try ScenarioFile.parse("steps:\n  - add: {id: a, attachment-bytes: \(ScenarioFile.maxAttachmentBytes + 1)}\n") }
+    }
+
+    @Test("File size: the limit is read, one byte more is refused before parsing")
+    func fileSize() throws {
+        let head = "steps: []\n#"
+        let fits = head + String(repeating: "x", count: ScenarioFile.maxFileLength - head.utf8.count)
+        _ = try ScenarioFile.parse(fits)
+        #expect(throws: ScenarioFile.Invalid.self) { try ScenarioFile.parse(fits + "x") }
+    }
+
+    @Test("Focus: ordinary notifications go silent, time-sensitive, critical and calls still alert", arguments: [
+        (NotificationSpec.Level.active, HostAlerting.Kind.notification, false, true),
+        (.active, .notification, true, false),
+        (.passive, .notification, false, false),
+        (.passive, .notification, true, false),
+        (.timeSensitive, .notification, true, true),
+        (.critical, .notification, true, true),
+        (.active, .incomingCall, true, true),
+    ])
+    func focus(level: NotificationSpec.Level, kind: HostAlerting.Kind, focus: Bool, alerts: Bool) {
+        let spec = NotificationSpec(ref: .init(source: "s", id: "i"), app: "A", level: level, kind: kind)
+        let alerting = spec.alerting(focus: focus)
+        #expect(alerting.shouldAlert == alerts)
+        #expect(alerting.suppressedByFocus == (focus && level == .active && kind == .notification))
+    }
+
+    @Test("Expectations report every difference")
+    func expectationFailures() {
+        let ref = { (id: String) in NotificationRef(source: "s", id: id) }
+        var expect = Expectations()
+        expect.present = [.init(ref: ref("a"), title: "T", body: nil), .init(ref: ref("missing"))]
+        expect.absent = [ref("b")]
+        expect.alerted = [ref("a")]
+        expect.notAlerted = [ref("b")]
+        expect.count = 1
+        let observed = [
+            ObservedNotification(ref: ref("a"), title: "Other", body: nil, alerted: false),
+            ObservedNotification(ref: ref("b"), title: nil, body: nil, alerted: true),
+        ]
+        #expect(expect.failures(in: observed) == [
+            "s/a has title \"Other\", expected \"T\"",
+            "s/missing should be shown but is not",
+            "s/b should not be shown but is",
+            "s/a should have alerted but did not",
+            "s/b alerted but should not have",
+            "the accessory shows 2 notification(s), expected 1",
+        ])
+        #expect(Expectations().failures(in: observed) == [])
+    }
+}
