@@ -167,6 +167,25 @@ struct EndToEndTests {
         #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier) == ["small"])
     }
 
+    @Test("addNotification returns whether the accessory alerted, and throws coordinationTimeout without a receipt in time")
+    func addNotificationResult() async throws {
+        let directory = try TemporaryDirectory("e2e")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await phone.waitUntilEstablished()
+            #expect(try await phone.addNotification(TestPhone.note("loud"), alerting: .standard) == true)
+            #expect(try await phone.addNotification(TestPhone.note("quiet"), alerting: HostAlerting(shouldAlert: false)) == false)
+            await #expect(throws: AccessoryError.coordinationTimeout) {
+                try await phone.addNotification(TestPhone.note("late"), alerting: .standard, timeout: .nanoseconds(1))
+            }
+            // The late one is still delivered; only the answer came too late.
+            _ = try await phone.waitForReceipts(phone.unacknowledged)
+        }
+        #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["late", "loud", "quiet"])
+    }
+
     @Test("Local-network listeners refuse P-256 before binding")
     func p256OnLocalNetwork() throws {
         #expect(throws: AccessoryConfiguration.Invalid.self) {
