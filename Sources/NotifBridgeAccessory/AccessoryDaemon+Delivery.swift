@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import Synchronization
-import NIOCore
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeStore
@@ -28,7 +27,7 @@ extension AccessoryDaemon {
     func perform(
         _ actions: [AccessoryConnection.Action],
         on connection: inout AccessoryConnection,
-        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>,
+        link: HostLink,
         deliveries: inout [AccessorySession.Delivery]
     ) async throws -> Outcome {
         var queue = actions[...]
@@ -36,7 +35,7 @@ extension AccessoryDaemon {
             switch action {
             case .transmit(let chunks, let kind):
                 logger.debug("sending \(kind) in \(chunks.count) chunk(s)")
-                try await outbound.write(contentsOf: chunks)
+                try await link.write(chunks)
             case .persistExchange(let parameters):
                 let keyID = state.withLock { state in
                     state.exchange = parameters
@@ -74,7 +73,7 @@ extension AccessoryDaemon {
     func commit(
         _ deliveries: inout [AccessorySession.Delivery],
         on connection: inout AccessoryConnection,
-        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>
+        link: HostLink
     ) async throws {
         guard !deliveries.isEmpty else { return }
         let batch = deliveries
@@ -104,7 +103,7 @@ extension AccessoryDaemon {
             }
         }
         var none: [AccessorySession.Delivery] = []
-        _ = try await perform(replies, on: &connection, outbound: outbound, deliveries: &none)
+        _ = try await perform(replies, on: &connection, link: link, deliveries: &none)
     }
 
     private func show(_ event: HostEvent, _ outcome: ApplyOutcome) {

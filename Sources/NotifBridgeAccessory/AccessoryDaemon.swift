@@ -115,7 +115,7 @@ public final class AccessoryDaemon: Sendable {
     /// Inputs of one connection's loop: chunks, a once-a-second tick, and sealed messages the
     /// control socket asks to send.
     enum LinkInput: Sendable {
-        case inbound(TCPInbound)
+        case inbound(LinkInbound)
         case tick
         case send(AccessoryEvent.OneOf_Event, reply: SendReply)
     }
@@ -125,6 +125,43 @@ public final class AccessoryDaemon: Sendable {
 
     private func serve(_ channel: TCPLinkChannel) async {
         let peer = channel.channel.remoteAddress?.description ?? "unknown"
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+                let link = HostLink(
+                    peer: peer,
+                    chunkLength: TCPLink.defaultChunkLength,
+                    inbound: stream,
+                    write: { try await outbound.write(contentsOf: $0) },
+                    close: { channel.channel.close(promise: nil) }
+                )
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        do {
+                            for try await item in inbound {
+                                switch item {
+                                case .chunk(let chunk): continuation.yield(.chunk(chunk))
+                                case .invalid(let error): continuation.yield(.invalid(error))
+                                }
+                            }
+                            continuation.finish()
+                        } catch {
+                            continuation.finish(throwing: error)
+                        }
+                    }
+                    await serve(link)
+                    link.close()
+                }
+            }
+        } catch {
+            logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        }
+    }
+
+    /// Serves one host connection of any transport until it ends: its own session, the shared
+    /// key, store and alert pipeline. The BLE peripheral hands each central's link here too.
+    public func serve(_ link: HostLink) async {
+        let peer = link.peer
         let id = UUID()
         let inputs = InputQueue<LinkInput>()
         let (identity, exchange) = state.withLock { state in
@@ -133,34 +170,32 @@ public final class AccessoryDaemon: Sendable {
         }
         var connection = AccessoryConnection(
             session: AccessorySession(identity: identity, exchange: exchange.map(AccessorySession.Exchange.init), configuration: configuration.sessionConfiguration),
-            chunkLength: TCPLink.defaultChunkLength
+            chunkLength: link.chunkLength
         )
         presenter.present(.connected(peer: peer))
         logger.info("host connected", metadata: ["peer": "\(peer)"])
         do {
             try await withTaskCancellationHandler {
-                try await channel.executeThenClose { inbound, outbound in
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            defer { inputs.finish() }
-                            for try await item in inbound { inputs.push(.inbound(item)) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        defer { inputs.finish() }
+                        for try await item in link.inbound { inputs.push(.inbound(item)) }
+                    }
+                    group.addTask {
+                        while true {
+                            try await Task.sleep(for: Self.tickInterval)
+                            inputs.push(.tick)
                         }
-                        group.addTask {
-                            while true {
-                                try await Task.sleep(for: Self.tickInterval)
-                                inputs.push(.tick)
-                            }
-                        }
-                        defer { group.cancelAll() }
-                        while case let batch = await inputs.takeAll(), !batch.isEmpty {
-                            let outcome = try await handle(batch, on: &connection, outbound: outbound, peer: peer)
-                            markEstablished(id, connection.session.isEstablished)
-                            if outcome == .close { return }
-                        }
+                    }
+                    defer { group.cancelAll() }
+                    while case let batch = await inputs.takeAll(), !batch.isEmpty {
+                        let outcome = try await handle(batch, on: &connection, link: link, peer: peer)
+                        markEstablished(id, connection.session.isEstablished)
+                        if outcome == .close { return }
                     }
                 }
             } onCancel: {
-                channel.channel.close(promise: nil)
+                link.close()
             }
         } catch {
             logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
@@ -180,7 +215,7 @@ public final class AccessoryDaemon: Sendable {
     private func handle(
         _ batch: [LinkInput],
         on connection: inout AccessoryConnection,
-        outbound: NIOAsyncChannelOutboundWriter<[UInt8]>,
+        link: HostLink,
         peer: String
     ) async throws -> Outcome {
         var deliveries: [AccessorySession.Delivery] = []
@@ -190,6 +225,9 @@ public final class AccessoryDaemon: Sendable {
             switch input {
             case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
             case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
+            case .inbound(.chunkLength(let length)):
+                connection.setTransportChunkLength(length)
+                continue
             case .tick:
                 expirePartials(&connection, peer: peer)
                 continue
@@ -199,22 +237,22 @@ public final class AccessoryDaemon: Sendable {
                     continue
                 }
                 let sealed = connection.seal(event, featureID: feature)
-                let outcome = try await perform(sealed, on: &connection, outbound: outbound, deliveries: &deliveries)
+                let outcome = try await perform(sealed, on: &connection, link: link, deliveries: &deliveries)
                 reply.finish(sealed.isEmpty ? .failure("could not seal the message") : .success(()))
-                if outcome == .close { return try await closing(&deliveries, &connection, outbound) }
+                if outcome == .close { return try await closing(&deliveries, &connection, link) }
                 continue
             }
-            if try await perform(actions, on: &connection, outbound: outbound, deliveries: &deliveries) == .close {
-                return try await closing(&deliveries, &connection, outbound)
+            if try await perform(actions, on: &connection, link: link, deliveries: &deliveries) == .close {
+                return try await closing(&deliveries, &connection, link)
             }
         }
-        try await commit(&deliveries, on: &connection, outbound: outbound)
+        try await commit(&deliveries, on: &connection, link: link)
         return .keepOpen
     }
 
     /// Stored events still get their receipts before the connection closes.
-    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ outbound: NIOAsyncChannelOutboundWriter<[UInt8]>) async throws -> Outcome {
-        try await commit(&deliveries, on: &connection, outbound: outbound)
+    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ link: HostLink) async throws -> Outcome {
+        try await commit(&deliveries, on: &connection, link: link)
         return .close
     }
 

@@ -20,16 +20,25 @@ public struct AccessoryConnection: Sendable {
     public private(set) var session: AccessorySession
     private var reassembler: ChunkReassembler
     private var framer: ChunkFramer
+    /// What the transport carries (TCP's frame size, or the ATT MTU's payload on BLE).
+    private var transportChunkLength: Int
+    /// What the host asked for in Hello.max_chunk_length, if anything.
+    private var hostChunkLength: Int?
 
     public init(session: AccessorySession, chunkLength: Int) {
         self.session = session
         self.reassembler = ChunkReassembler(limits: session.configuration.limits)
         self.framer = ChunkFramer(chunkLength: chunkLength)
+        transportChunkLength = chunkLength
     }
 
-    /// A new ATT MTU (BLE) or the host's chunk preference: later messages use it.
-    public mutating func setChunkLength(_ length: Int) {
-        framer.setChunkLength(length)
+    /// The length accessory → host chunks have now: the smaller of the transport's and the host's.
+    public var chunkLength: Int { framer.chunkLength }
+
+    /// A new ATT MTU (BLE): later messages use it, never above what the host asked for.
+    public mutating func setTransportChunkLength(_ length: Int) {
+        transportChunkLength = length
+        framer.setChunkLength(min(length, hostChunkLength ?? length))
     }
 
     public mutating func received(chunk: some RandomAccessCollection<UInt8>, now: ContinuousClock.Instant) -> [Action] {
@@ -47,7 +56,8 @@ public struct AccessoryConnection: Sendable {
             return [.refused(error)] + map(session.receivedInvalid(error))
         }
         if case .hello(let hello) = message.body, hello.maxChunkLength >= UInt32(WireLimits.minChunkLength) {
-            framer.setChunkLength(min(framer.chunkLength, Int(hello.maxChunkLength)))
+            hostChunkLength = Int(hello.maxChunkLength)
+            framer.setChunkLength(min(transportChunkLength, Int(hello.maxChunkLength)))
         }
         return map(session.received(message))
     }

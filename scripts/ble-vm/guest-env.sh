@@ -45,7 +45,8 @@ nbvm_test() {
   rc=$?
   [[ $opts == *e* ]] && set -e
   local last
-  last=$(grep -v '^[[:space:]]*$' "$logf" | tail -n1 | cut -c1-300)
+  # last non-empty line, without colour codes and the readline markers bluetoothctl prints
+  last=$(sed $'s/\x1b\\[[0-9;]*m//g' "$logf" | tr -d '\001\002\r' | grep -v '^[[:space:]]*$' | tail -n1 | cut -c1-300)
   if [ "$rc" = 0 ]; then
     nbvm_pass "$name"
   elif [ "$rc" = 77 ]; then
@@ -138,9 +139,11 @@ nbvm__setup_fail() {
 }
 
 nbvm__start_btvirt() {
-  local attempts=${NBVM_BTVIRT_ATTEMPTS:-5} wait_s=${NBVM_BTVIRT_WAIT:-20} i n t0
+  local attempts=${NBVM_BTVIRT_ATTEMPTS:-5} wait_s=${NBVM_BTVIRT_WAIT:-20} i n t0 timeouts
+  local reset_timeout='hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110'
   for ((i = 1; i <= attempts; i++)); do
     t0=$(date +%s)
+    timeouts=$(dmesg | grep -Ec "$reset_timeout")
     stdbuf -oL -eL btvirt -L -l2 > "$NBVM_LOG_DIR/btvirt-$i.log" 2>&1 &
     NBVM_BTVIRT_PID=$!
     # Both controllers must reach the mgmt interface ("Primary controller" in btmgmt info).
@@ -150,7 +153,7 @@ nbvm__start_btvirt() {
       n=$(nbvm__controllers | wc -l)
       [ "$n" -ge 2 ] && break
       kill -0 "$NBVM_BTVIRT_PID" 2>/dev/null || { nbvm_log "btvirt attempt $i: btvirt exited"; break; }
-      if dmesg | grep -Eq 'hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110'; then
+      if [ "$(dmesg | grep -Ec "$reset_timeout")" -gt "$timeouts" ]; then
         nbvm_log "btvirt attempt $i: a controller's HCI_Reset timed out"
         break
       fi
@@ -163,12 +166,10 @@ nbvm__start_btvirt() {
       return 0
     fi
     nbvm_log "btvirt attempt $i: only $n of 2 controllers usable after $(( $(date +%s) - t0 ))s; restarting btvirt"
-    dmesg | grep -i 'bluetooth' | tail -n 5 >&2
     kill "$NBVM_BTVIRT_PID" 2>/dev/null; wait "$NBVM_BTVIRT_PID" 2>/dev/null
-    # wait for the kernel to drop the old hci devices, and clear the ring so the next check is fresh
+    # wait for the kernel to drop the old hci devices before the next attempt
     # shellcheck disable=SC2016 # expanded by the inner bash
     nbvm_wait_for 10 bash -c '[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ]'
-    dmesg -C
     sleep 1
   done
   nbvm__setup_fail "controllers never came up: btvirt -L -l2 did not give 2 usable controllers after $attempts attempts (see btvirt-*.log, dmesg.log)"
@@ -242,8 +243,10 @@ nbvm__load_conf() {
   [ -f "$conf" ] || { echo "guest-env: config $conf not found" >&2; return 1; }
   # shellcheck disable=SC1090
   . "$conf"
-  export NBVM_REPO NBVM_RUN_DIR NBVM_LOG_DIR NBVM_RESULTS NBVM_SCRIPTS NBVM_BIN_DIR \
-         NBVM_SWIFT_TOOLCHAIN NBVM_TEST_TIMEOUT NBVM_BTVIRT_ATTEMPTS
+  local v
+  for v in $(compgen -v NBVM_); do
+    [ "$v" = NBVM_TESTS ] || export "${v?}"
+  done
   export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 }
 

@@ -133,6 +133,11 @@ MOUNTS=$WORK/initramfs-mounts
 if [ ! -d "$SWIFT_TOOLCHAIN" ]; then log "WARNING: Swift toolchain $SWIFT_TOOLCHAIN not found; Swift binaries will not run in the guest"; fi
 
 {
+  # every NBVM_* variable of the caller reaches the guest (e.g. NBVM_BTVIRT_WAIT,
+  # NBVM_BLUETOOTHD_ARGS, or parameters of later guest tests); the fixed ones follow
+  while IFS= read -r var; do
+    printf '%s=%q\n' "$var" "${!var}"
+  done < <(compgen -e | grep '^NBVM_' || true)
   printf 'NBVM_REPO=%q\n' "$REPO"
   printf 'NBVM_RUN_DIR=%q\n' "$RUN"
   printf 'NBVM_LOG_DIR=%q\n' "$RUN/logs"
@@ -178,26 +183,31 @@ log "VM exited (rc=$QEMU_RC)"
 # ---------------------------------------------------------------- results
 FAILED_EXTRA=()
 if [ "$QEMU_RC" = 124 ] || [ "$QEMU_RC" = 137 ]; then
-  FAILED_EXTRA+=("vm-timeout VM did not power off within ${VM_TIMEOUT}s (NBVM_VM_TIMEOUT)")
+  FAILED_EXTRA+=("VM timed out: no power-off within ${VM_TIMEOUT}s (NBVM_VM_TIMEOUT)")
 elif [ "$QEMU_RC" != 0 ]; then
-  FAILED_EXTRA+=("vm-exit qemu-system-x86_64 exited with status $QEMU_RC")
+  FAILED_EXTRA+=("qemu-system-x86_64 exited with status $QEMU_RC")
 fi
 if [ ! -f "$RUN/guest-done" ]; then
-  FAILED_EXTRA+=("guest-finished the guest never reached the end of its test run (see console above)")
+  FAILED_EXTRA+=("the guest never finished its test run (see console above)")
 fi
 if [ ! -s "$RUN/results" ]; then
-  FAILED_EXTRA+=("guest-results the VM produced no results")
+  FAILED_EXTRA+=("the VM produced no results")
 fi
 
 pass=$(grep -c '^PASS ' "$RUN/results" || true)
 fail=$(grep -c '^FAIL ' "$RUN/results" || true)
 skip=$(grep -c '^SKIP ' "$RUN/results" || true)
-fail=$((fail + ${#FAILED_EXTRA[@]}))
+[ ${#FAILED_EXTRA[@]} -eq 0 ] || fail=$((fail + 1))
 
 echo
 echo "==== BLE VM results ($RUN/results)"
 cat "$RUN/results"
-for f in "${FAILED_EXTRA[@]}"; do echo "FAIL $f"; done
+if [ ${#FAILED_EXTRA[@]} -gt 0 ]; then
+  # one failure for the VM as a whole, however many symptoms
+  VM_FAIL="FAIL vm"
+  for f in "${FAILED_EXTRA[@]}"; do VM_FAIL+=" $f;"; done
+  echo "${VM_FAIL%;}"
+fi
 
 if [ "$fail" -gt 0 ]; then
   echo
@@ -206,7 +216,8 @@ if [ "$fail" -gt 0 ]; then
   for f in "$RUN"/logs/*; do
     [ -f "$f" ] || continue
     echo "---- $(basename "$f")"
-    tail -n "$TAIL_LINES" "$f"
+    tail -n "$TAIL_LINES" "$f" | sed $'s/\x1b\\[[0-9;]*m//g' | tr -d '\001\002\r'
+
   done
   if [ ! -s "$RUN/results" ]; then
     echo "---- console.log"

@@ -1,0 +1,39 @@
+/// What the accessory hears from one host connection, whatever carries it.
+public enum LinkInbound: Sendable {
+    /// One chunk (a TCP frame's payload, or one GATT write).
+    case chunk([UInt8])
+    /// Input the transport could not frame (a TCP frame header over the limits). A byte stream
+    /// cannot be resynchronised after that: the accessory answers with a LinkError and closes.
+    case invalid(WireError)
+    /// The transport can now carry chunks of this length towards the host (a BLE central
+    /// negotiated a new ATT MTU).
+    case chunkLength(Int)
+}
+
+/// One host connection as the accessory serves it: TCP on the development link, a GATT
+/// central on Bluetooth LE. The daemon drives every kind through the same session code.
+public struct HostLink: Sendable {
+    /// Who is connected, for logs and the presenter.
+    public var peer: String
+    /// The chunk length for accessory → host messages when the link opens.
+    public var chunkLength: Int
+    public var inbound: AsyncThrowingStream<LinkInbound, any Error>
+    /// Writes chunks in order; throws once the link is gone.
+    public var write: @Sendable ([[UInt8]]) async throws -> Void
+    /// Ends the link from the accessory's side; `inbound` then finishes.
+    public var close: @Sendable () -> Void
+
+    public init(
+        peer: String,
+        chunkLength: Int,
+        inbound: AsyncThrowingStream<LinkInbound, any Error>,
+        write: @escaping @Sendable ([[UInt8]]) async throws -> Void,
+        close: @escaping @Sendable () -> Void
+    ) {
+        self.peer = peer
+        self.chunkLength = chunkLength
+        self.inbound = inbound
+        self.write = write
+        self.close = close
+    }
+}
