@@ -27,7 +27,7 @@ extension AccessoryDaemon {
     func perform(
         _ actions: [AccessoryConnection.Action],
         on connection: inout AccessoryConnection,
-        link: HostLink,
+        link: ChunkLink,
         deliveries: inout [AccessorySession.Delivery]
     ) async throws -> Outcome {
         var queue = actions[...]
@@ -73,7 +73,7 @@ extension AccessoryDaemon {
     func commit(
         _ deliveries: inout [AccessorySession.Delivery],
         on connection: inout AccessoryConnection,
-        link: HostLink
+        link: ChunkLink
     ) async throws {
         guard !deliveries.isEmpty else { return }
         let batch = deliveries

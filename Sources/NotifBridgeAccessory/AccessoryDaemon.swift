@@ -128,7 +128,7 @@ public final class AccessoryDaemon: Sendable {
         do {
             try await channel.executeThenClose { inbound, outbound in
                 let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
-                let link = HostLink(
+                let link = ChunkLink(
                     peer: peer,
                     chunkLength: TCPLink.defaultChunkLength,
                     inbound: stream,
@@ -160,7 +160,7 @@ public final class AccessoryDaemon: Sendable {
 
     /// Serves one host connection of any transport until it ends: its own session, the shared
     /// key, store and alert pipeline. The BLE peripheral hands each central's link here too.
-    public func serve(_ link: HostLink) async {
+    public func serve(_ link: ChunkLink) async {
         let peer = link.peer
         let id = UUID()
         let inputs = InputQueue<LinkInput>()
@@ -215,7 +215,7 @@ public final class AccessoryDaemon: Sendable {
     private func handle(
         _ batch: [LinkInput],
         on connection: inout AccessoryConnection,
-        link: HostLink,
+        link: ChunkLink,
         peer: String
     ) async throws -> Outcome {
         var deliveries: [AccessorySession.Delivery] = []
@@ -251,7 +251,7 @@ public final class AccessoryDaemon: Sendable {
     }
 
     /// Stored events still get their receipts before the connection closes.
-    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ link: HostLink) async throws -> Outcome {
+    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ link: ChunkLink) async throws -> Outcome {
         try await commit(&deliveries, on: &connection, link: link)
         return .close
     }

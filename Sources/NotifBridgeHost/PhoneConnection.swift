@@ -30,14 +30,14 @@ public final class PhoneConnection: Sendable {
         var sequence: UInt64?
     }
 
-    private init(session: HostSession, limits: WireLimits, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
-        state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: TCPLink.defaultChunkLength), reassembler: ChunkReassembler(limits: limits)))
+    private init(session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
+        state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: chunkLength), reassembler: ChunkReassembler(limits: limits)))
         self.outbound = outbound
         self.onEvent = onEvent
     }
 
-    /// Connects, runs `body` with the live connection, then disconnects. Returns the body's
-    /// result and the session as it ended (keep it to resume the exchange next time).
+    /// Connects over TCP, runs `body` with the live connection, then disconnects. Returns the
+    /// body's result and the session as it ended (keep it to resume the exchange next time).
     public static func connect<T: Sendable>(
         host: String,
         port: Int,
@@ -47,41 +47,80 @@ public final class PhoneConnection: Sendable {
         _ body: @Sendable (PhoneConnection) async throws -> T
     ) async throws -> (T, HostSession) {
         let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
-        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        let connection = PhoneConnection(session: session, limits: limits, outbound: continuation, onEvent: onEvent)
-        let result = try await channel.executeThenClose { inbound, writer in
-            try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    // The transport relay's completions: written, or failed with the link.
-                    for await item in stream {
-                        do {
-                            try await writer.write(contentsOf: item.chunks)
-                        } catch {
-                            if let sequence = item.sequence { connection.completed(sequence, .failure(.transportFailed)) }
-                            throw error
-                        }
-                        if let sequence = item.sequence { connection.completed(sequence, .success(())) }
-                    }
-                    return nil
-                }
+        return try await channel.executeThenClose { inbound, writer in
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+            let link = ChunkLink(
+                peer: "\(host):\(port)",
+                chunkLength: TCPLink.defaultChunkLength,
+                inbound: stream,
+                write: { try await writer.write(contentsOf: $0) },
+                close: { channel.channel.close(promise: nil) }
+            )
+            return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
-                        for try await item in inbound { connection.received(item) }
-                        connection.finish(reason: "accessory closed the connection")
-                    } catch is CancellationError {
-                        connection.finish(reason: "disconnected")
+                        for try await item in inbound {
+                            switch item {
+                            case .chunk(let chunk): continuation.yield(.chunk(chunk))
+                            case .invalid(let error): continuation.yield(.invalid(error))
+                            }
+                        }
+                        continuation.finish()
                     } catch {
-                        connection.finish(reason: "connection failed: \(error)")
+                        continuation.finish(throwing: error)
                     }
-                    return nil
                 }
-                connection.perform(connection.step { $0.connected(maxChunkLength: TCPLink.defaultChunkLength) })
                 defer { group.cancelAll() }
-                let value = try await body(connection)
-                connection.closing.withLock { $0 = true }
-                continuation.finish()
-                return value
+                return try await run(over: link, session: session, limits: limits, onEvent: onEvent, body)
             }
+        }
+    }
+
+    /// Runs `body` over a link of any transport (TCP, or GATT as a BLE central), then returns
+    /// its result and the session as it ended.
+    public static func run<T: Sendable>(
+        over link: ChunkLink,
+        session: HostSession,
+        limits: WireLimits = .default,
+        onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in },
+        _ body: @Sendable (PhoneConnection) async throws -> T
+    ) async throws -> (T, HostSession) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
+        let connection = PhoneConnection(session: session, limits: limits, chunkLength: link.chunkLength, outbound: continuation, onEvent: onEvent)
+        let result = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                // The transport relay's completions: written, or failed with the link.
+                for await item in stream {
+                    do {
+                        try await link.write(item.chunks)
+                    } catch {
+                        if let sequence = item.sequence { connection.completed(sequence, .failure(.transportFailed)) }
+                        throw error
+                    }
+                    if let sequence = item.sequence { connection.completed(sequence, .success(())) }
+                }
+                return nil
+            }
+            group.addTask {
+                do {
+                    for try await item in link.inbound { connection.received(item) }
+                    connection.finish(reason: "accessory closed the connection")
+                } catch is CancellationError {
+                    connection.finish(reason: "disconnected")
+                } catch {
+                    connection.finish(reason: "connection failed: \(error)")
+                }
+                return nil
+            }
+            connection.perform(connection.step { $0.connected(maxChunkLength: link.chunkLength) })
+            defer {
+                group.cancelAll()
+                link.close()
+            }
+            let value = try await body(connection)
+            connection.closing.withLock { $0 = true }
+            continuation.finish()
+            return value
         }
         return (result, connection.state.withLock { state in
             state.session.disconnected()
@@ -201,8 +240,10 @@ public final class PhoneConnection: Sendable {
 
     // MARK: Inbound
 
-    private func received(_ item: TCPInbound) {
+    private func received(_ item: LinkInbound) {
         switch item {
+        case .chunkLength(let length):
+            state.withLock { $0.framer.setChunkLength(length) }
         case .invalid(let error):
             finish(reason: "accessory stream is unusable: \(error)")
         case .chunk(let chunk):

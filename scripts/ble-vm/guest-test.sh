@@ -78,13 +78,14 @@ check_advertise_discover() {
   printf '%s\n' "select $PERIPHERAL_ADDR" "advertise.name $SMOKE_NAME" "advertise.uuids $SMOKE_UUID" "advertise on" >&"$adv"
   nbvm_wait_for 30 grep -aq 'Advertising object registered' "$adv_log" \
     || { cat "$adv_log"; echo "advertisement was not registered on $PERIPHERAL_ADAPTER"; return 1; }
-  echo "advertising on $PERIPHERAL_ADAPTER"
+  nbvm_log "advertising on $PERIPHERAL_ADAPTER"
 
   nbvm_session bluetoothctl-scan bluetoothctl
   local scan_pid=$NBVM_BG_PID scan=$NBVM_SESSION_FD
   btctl_wait_controller "$scan" "$scan_log" "$CENTRAL_ADDR" \
     || { cat "$scan_log"; echo "bluetoothctl (scanner) did not list $CENTRAL_ADDR"; return 1; }
   printf '%s\n' "select $CENTRAL_ADDR" "scan le" >&"$scan"
+  nbvm_log "scanning on $CENTRAL_ADAPTER"
   if ! nbvm_wait_for 60 busctl --system get-property org.bluez "$dev" org.bluez.Device1 Address; then
     cat "$scan_log"
     echo "$CENTRAL_ADAPTER did not discover $PERIPHERAL_ADDR within 60s"
@@ -95,7 +96,7 @@ check_advertise_discover() {
   local name uuids
   name=$(busctl --system get-property org.bluez "$dev" org.bluez.Device1 Name || true)
   uuids=$(busctl --system get-property org.bluez "$dev" org.bluez.Device1 UUIDs || true)
-  echo "central $CENTRAL_ADAPTER found $dev Name=$name UUIDs=$uuids"
+  nbvm_log "central $CENTRAL_ADAPTER found $dev Name=$name UUIDs=$uuids"
   printf '%s\n' "scan off" quit >&"$scan"
   printf '%s\n' "advertise off" quit >&"$adv"
   sleep 1

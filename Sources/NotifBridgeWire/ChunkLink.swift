@@ -1,4 +1,4 @@
-/// What the accessory hears from one host connection, whatever carries it.
+/// What one side hears from a link, whatever carries it.
 public enum LinkInbound: Sendable {
     /// One chunk (a TCP frame's payload, or one GATT write).
     case chunk([UInt8])
@@ -10,17 +10,17 @@ public enum LinkInbound: Sendable {
     case chunkLength(Int)
 }
 
-/// One host connection as the accessory serves it: TCP on the development link, a GATT
-/// central on Bluetooth LE. The daemon drives every kind through the same session code.
-public struct HostLink: Sendable {
-    /// Who is connected, for logs and the presenter.
+/// One connection carrying chunks between a host and an accessory: TCP on the development
+/// link, GATT on Bluetooth LE. Both sides drive every kind through the same session code.
+public struct ChunkLink: Sendable {
+    /// Who is at the other end, for logs and the presenter.
     public var peer: String
-    /// The chunk length for accessory → host messages when the link opens.
+    /// The chunk length for outbound messages when the link opens.
     public var chunkLength: Int
     public var inbound: AsyncThrowingStream<LinkInbound, any Error>
     /// Writes chunks in order; throws once the link is gone.
     public var write: @Sendable ([[UInt8]]) async throws -> Void
-    /// Ends the link from the accessory's side; `inbound` then finishes.
+    /// Ends the link from this side; `inbound` then finishes.
     public var close: @Sendable () -> Void
 
     public init(
