@@ -64,6 +64,17 @@ let package = Package(
             name: "NotifBridgeHooks",
             swiftSettings: swiftSettings
         ),
+        // The notification corpus, embedded from Fixtures/corpus (the files the tests read) so
+        // the demo needs no working directory. Its one Swift file lists the embedded files.
+        .target(
+            name: "NotifBridgeFixtures",
+            dependencies: ["NotifBridgeHostCore"],
+            path: "Fixtures",
+            exclude: ["apns", "images", "README.md"],
+            sources: ["FixtureCorpus.swift"],
+            resources: [.embedInCode("corpus")],
+            swiftSettings: swiftSettings
+        ),
         // Golden vectors: written by `notifbridge vectors`, read by the tests.
         .target(
             name: "NotifBridgeVectors",
@@ -110,6 +121,7 @@ let package = Package(
             name: "notifbridge",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
+                "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -156,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostCoreTests",
-            dependencies: ["NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeAccessoryCore", "NotifBridgeWire", "NotifBridgeFixtures", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
