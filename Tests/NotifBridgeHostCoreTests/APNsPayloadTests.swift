@@ -37,6 +37,7 @@ struct APNsPayloadTests {
         Expected(file: "mail-preview", title: "Priya Natarajan", subtitle: "Re: Q4 roadmap — draft for Monday", body: "Thanks, this reads well. Two small things: can we move the BLE work before the store migration?", thread: "mail-thread-q4-roadmap"),
         Expected(file: "korean-chat", title: "김민지", body: "오늘 저녁에 시간 있어? 영화 보러 가자 🎬", thread: "kakao-minji", actions: ["reply", "like", APNsPayload.dismissActionIdentifier]),
         Expected(file: "hebrew-group", title: "דני כהן", subtitle: "צוות פיתוח", body: "נפגשים ב־19:00 בקפה ליד הים? \u{200F}הקישור ל־Zoom בפנים 🌊", thread: "tg-group-88120"),
+        Expected(file: "secret-message", title: "Secret Message!", body: "(Encrypted)", thread: "chat-anna", mutableContent: true),
         Expected(file: "emoji-family", title: "Family 👨‍👩‍👧‍👦", subtitle: "Dad", body: "Look who learned to wave 👋🏽👶🏻 Grandma says hi from 🇩🇪 and 🏴󠁧󠁢󠁳󠁣󠁴󠁿", thread: "chat-family"),
     ]
 
