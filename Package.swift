@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "NotifBridgeHost",
             dependencies: [
-                "NotifBridgeHostCore", "NotifBridgeTCP",
+                "NotifBridgeHostCore", "NotifBridgeTCP", "NotifBridgeHooks",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -169,6 +169,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeHostCoreTests",
             dependencies: ["NotifBridgeHostCore", "NotifBridgeAccessoryCore", "NotifBridgeWire", "NotifBridgeFixtures", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeHostTests",
+            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
