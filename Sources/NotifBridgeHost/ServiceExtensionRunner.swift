@@ -29,9 +29,10 @@ public struct ServiceExtensionRunner: Sendable {
     }
 
     static func completion(_ result: CommandResult, deadline: Duration) -> ServiceExtension.Completion {
-        if let launchError = result.launchError { return .failedToStart(launchError) }
+        if let launchError = result.launchError { return .failed(launchError) }
         if result.timedOut { return .timedOut(after: deadline) }
         if let status = result.exitStatus { return .exited(status: status, output: result.output, outputTruncated: result.outputTruncated) }
-        return .signalled(result.signal ?? 0)
+        if let signal = result.signal { return .signalled(signal) }
+        return .failed("its exit status was lost (reaped elsewhere)")
     }
 }

@@ -35,14 +35,15 @@ public enum ServiceExtension {
         case exited(status: Int32, output: [UInt8], outputTruncated: Bool)
         case signalled(Int32)
         case timedOut(after: Duration)
-        case failedToStart(String)
+        /// It could not be started, or its end could not be observed.
+        case failed(String)
     }
 
     public enum Fallback: Sendable, Hashable, CustomStringConvertible {
         case exited(Int32)
         case signalled(Int32)
         case timedOut(Duration)
-        case failedToStart(String)
+        case failed(String)
         case invalidOutput(String)
 
         public var description: String {
@@ -50,7 +51,7 @@ public enum ServiceExtension {
             case .exited(let status): "the service extension exited with status \(status)"
             case .signalled(let signal): "the service extension was killed by signal \(signal)"
             case .timedOut(let deadline): "the service extension did not answer within \(deadline) and was killed"
-            case .failedToStart(let reason): "the service extension could not start: \(reason)"
+            case .failed(let reason): "the service extension could not be run: \(reason)"
             case .invalidOutput(let reason): "the service extension's output was not used: \(reason)"
             }
         }
@@ -83,7 +84,7 @@ public enum ServiceExtension {
         case .exited(let status, _, _): return (mapped, .original(.exited(status)))
         case .signalled(let signal): return (mapped, .original(.signalled(signal)))
         case .timedOut(let deadline): return (mapped, .original(.timedOut(deadline)))
-        case .failedToStart(let reason): return (mapped, .original(.failedToStart(reason)))
+        case .failed(let reason): return (mapped, .original(.failed(reason)))
         }
         do {
             let (rewritten, changed) = try apply(Rewrite.parse(output), to: mapped)

@@ -113,7 +113,7 @@ struct ServiceExtensionTests {
         (ServiceExtension.Completion.exited(status: 1, output: Array(#"{"body": "ignored"}"#.utf8), outputTruncated: false), ServiceExtension.Fallback.exited(1)),
         (.signalled(9), .signalled(9)),
         (.timedOut(after: .seconds(30)), .timedOut(.seconds(30))),
-        (.failedToStart("/bin/sh: No such file or directory"), .failedToStart("/bin/sh: No such file or directory")),
+        (.failed("/bin/sh: No such file or directory"), .failed("/bin/sh: No such file or directory")),
     ])
     func fallback(completion: ServiceExtension.Completion, expected: ServiceExtension.Fallback) throws {
         let original = try Self.secret()
