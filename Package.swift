@@ -72,6 +72,17 @@ let package = Package(
             name: "NotifBridgeHooks",
             swiftSettings: swiftSettings
         ),
+        // The notification corpus, embedded from Fixtures/corpus (the files the tests read) so
+        // the demo needs no working directory. Its one Swift file lists the embedded files.
+        .target(
+            name: "NotifBridgeFixtures",
+            dependencies: ["NotifBridgeHostCore"],
+            path: "Fixtures",
+            exclude: ["apns", "images", "README.md"],
+            sources: ["FixtureCorpus.swift"],
+            resources: [.embedInCode("corpus")],
+            swiftSettings: swiftSettings
+        ),
         // Golden vectors: written by `notifbridge vectors`, read by the tests.
         .target(
             name: "NotifBridgeVectors",
@@ -109,7 +120,7 @@ let package = Package(
         .target(
             name: "NotifBridgeHost",
             dependencies: [
-                "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeTCP",
+                "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeTCP", "NotifBridgeHooks",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -118,6 +129,7 @@ let package = Package(
             name: "notifbridge",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
+                "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -164,7 +176,15 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostCoreTests",
-            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeScenario", "NotifBridgeTestSupport"],
+            dependencies: [
+                "NotifBridgeHostCore", "NotifBridgeAccessoryCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeScenario",
+                "NotifBridgeFixtures", "NotifBridgeTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeHostTests",
+            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

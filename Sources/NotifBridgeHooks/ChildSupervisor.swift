@@ -29,7 +29,7 @@ struct ChildSupervisor {
         }
     }
 
-    mutating func run(start: ContinuousClock.Instant, cancelled: () -> Bool) -> HookResult {
+    mutating func run(start: ContinuousClock.Instant, cancelled: () -> Bool) -> CommandResult {
         let clock = ContinuousClock()
         let deadline = start + limits.timeout
         var terminatedAt: ContinuousClock.Instant?
@@ -65,12 +65,9 @@ struct ChildSupervisor {
         let status = reap()
         closeDescriptors()
 
-        var text = String(decoding: output, as: UTF8.self)
-        if truncated { text += "…" }
-        return HookResult(
+        return CommandResult(
             exitStatus: status?.exitStatus, signal: status?.signal, timedOut: timedOut,
-            duration: clock.now - start, output: text,
-            launchError: nil)
+            duration: clock.now - start, output: output, outputTruncated: truncated)
     }
 
     private enum ExitState { case running, exited, lost }

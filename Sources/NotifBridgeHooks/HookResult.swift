@@ -21,6 +21,15 @@ public struct HookResult: Sendable, Equatable {
         self.launchError = launchError
     }
 
+    /// The output as text for logs; "…" marks where it was cut.
+    init(_ result: CommandResult) {
+        var text = String(decoding: result.output, as: UTF8.self)
+        if result.outputTruncated { text += "…" }
+        self.init(
+            exitStatus: result.exitStatus, signal: result.signal, timedOut: result.timedOut,
+            duration: result.duration, output: text, launchError: result.launchError)
+    }
+
     /// Exit status 0 within the timeout.
     public var succeeded: Bool { exitStatus == 0 && !timedOut && launchError == nil }
 }

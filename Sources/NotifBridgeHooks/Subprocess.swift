@@ -13,6 +13,10 @@ enum Subprocess {
         var outputLimit: Int
     }
 
+    /// Where the child's standard error goes: into the captured output (hooks show both), or to
+    /// this process's standard error (callers that parse the output).
+    enum StandardError: Sendable { case merged, inherited }
+
     /// Used when the environment has no PATH, like execvp's fallback minus the current directory.
     static let defaultSearchPath = "/usr/local/bin:/usr/bin:/bin"
 
@@ -38,12 +42,12 @@ enum Subprocess {
     /// the child has exited and been reaped; `cancelled` is polled so shutdown can kill it.
     static func run(
         _ arguments: [String], input: Data?, environment: [String], limits: Limits,
-        cancelled: () -> Bool
-    ) -> HookResult {
+        standardError: StandardError = .merged, cancelled: () -> Bool
+    ) -> CommandResult {
         let clock = ContinuousClock()
         let start = clock.now
-        func failure(_ message: String) -> HookResult {
-            HookResult(exitStatus: nil, timedOut: false, duration: clock.now - start, output: "", launchError: message)
+        func failure(_ message: String) -> CommandResult {
+            CommandResult(exitStatus: nil, timedOut: false, duration: clock.now - start, output: [], launchError: message)
         }
         guard let name = arguments.first, !name.isEmpty else { return failure("empty command") }
         let path: String
@@ -82,12 +86,12 @@ enum Subprocess {
             }
             inputPipe = made
         }
-        var (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write)
+        var (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write, standardError: standardError)
         // ETXTBSY: a script written moments ago is still open for writing in a child that another
         // thread forked and that has not reached exec yet. That clears within milliseconds.
         for delay: UInt32 in [2, 4, 8, 16, 32, 64] where spawnError == ETXTBSY {
             usleep(delay * 1000)
-            (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write)
+            (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write, standardError: standardError)
         }
         close(outputPipe.write)
         if let inputPipe { close(inputPipe.read) }
@@ -129,7 +133,8 @@ enum Subprocess {
     /// empty signal mask, default dispositions for signals a daemon commonly ignores or blocks,
     /// and no file descriptors beyond 0–2.
     private static func spawn(
-        _ path: String, _ arguments: [String], _ environment: [String], stdin: Int32?, output: Int32
+        _ path: String, _ arguments: [String], _ environment: [String], stdin: Int32?, output: Int32,
+        standardError: StandardError
     ) -> (pid: pid_t, error: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -140,7 +145,7 @@ enum Subprocess {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
         posix_spawn_file_actions_adddup2(&actions, output, 1)
-        posix_spawn_file_actions_adddup2(&actions, output, 2)
+        if standardError == .merged { posix_spawn_file_actions_adddup2(&actions, output, 2) }
         if let closeFrom: GNU.AddCloseFrom = GNU.symbol("posix_spawn_file_actions_addclosefrom_np") {
             _ = closeFrom(&actions, 3)
         }

@@ -106,9 +106,9 @@ final class SubprocessPool: Sendable {
     private func work(startingWith first: SubprocessJob) {
         var job = first
         while true {
-            let result = Subprocess.run(
+            let result = HookResult(Subprocess.run(
                 job.arguments, input: job.input, environment: configuration.environment,
-                limits: configuration.limits, cancelled: { stopping.load(ordering: .acquiring) })
+                limits: configuration.limits, cancelled: { stopping.load(ordering: .acquiring) }))
             state.withLock { state in
                 if result.timedOut {
                     state.statistics.timedOut += 1

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A realistic handful for the demo, the tests and the benchmark: a message thread, an incoming
-/// call, a time-sensitive alert, non-Latin scripts and emoji sequences, an update and a removal.
+/// A realistic handful for the golden vectors and the tests, and a typical notification for the
+/// benchmark and `phone load`. The demo forwards the larger corpus in Fixtures/corpus instead.
 public enum SampleNotifications {
     public static func demo(now: Date) -> [HostOperation] {
         var anna1 = HostNotification(source: "com.apple.MobileSMS", id: "msg-4711", sourceName: "Messages", title: "Anna Schmidt", body: "Are we still on for lunch? 🍜", thread: "chat-anna")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifBridgeCrypto
+import NotifBridgeFixtures
 import NotifBridgeHost
 import NotifBridgeHostCore
 import Synchronization
@@ -9,7 +10,7 @@ import Synchronization
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start an accessory process and a simulated iPhone against it over loopback, and forward a realistic handful."
+        abstract: "Start an accessory process and a simulated iPhone against it over loopback, and forward the fixture corpus."
     )
 
     @Option(help: "Key suite: xwing (default) or p256.") var suite: CipherSuite = .xWing
@@ -31,7 +32,7 @@ struct DemoCommand: AsyncParsableCommand {
         printer.line("accessory process \(accessory.pid) listens on 127.0.0.1:\(port); connecting as the iPhone")
 
         let session = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
-        let operations = SampleNotifications.demo(now: Date())
+        let operations = try FixtureCorpus.operations()
         let pause = Duration.milliseconds(Int(self.pause * 1000))
         let summary = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session, onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: 0, pause: pause)

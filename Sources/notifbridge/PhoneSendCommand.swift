@@ -12,7 +12,11 @@ extension PhoneCommand {
             discussion: """
                 Maps aps.alert (string, dictionary or loc-key forms), thread-id, category (through \
                 --categories), interruption-level and sound (including the critical dictionary) to the \
-                notification and its alerting context, then forwards each file as an add.
+                notification and its alerting context, then forwards each file as an add. A payload with \
+                mutable-content goes through --service-extension first, if given: /bin/sh -c COMMAND gets \
+                the payload on stdin and may print {"title", "subtitle", "body", "attachments"} (keys left \
+                out are kept, "" removes) on stdout. A non-zero exit, invalid output or a missed deadline \
+                forwards the original content, as iOS does.
                 """
         )
 
@@ -24,16 +28,27 @@ extension PhoneCommand {
         @Option(help: "JSON file: {category: [actions]} as the app registers its UNNotificationCategory set.") var categories: String?
         @Option(help: "JSON file: the app's localized strings, for loc-key payloads.") var strings: String?
         @Flag(help: "A Focus is on: only time-sensitive and critical notifications alert.") var focus = false
+        @Option(help: "Shell command (run with /bin/sh -c) playing the app's notification service extension for mutable-content payloads.")
+        var serviceExtension: String?
+        @Option(help: "Seconds the service extension may take before the original content is forwarded (iOS gives about 30).")
+        var serviceExtensionDeadline: Double = Double(ServiceExtension.defaultDeadline.components.seconds)
         @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
 
         func validate() throws {
             if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }
+            guard serviceExtensionDeadline > 0, serviceExtensionDeadline <= Self.maxDeadlineSeconds else {
+                throw ValidationError("--service-extension-deadline must be more than 0 and at most \(Int(Self.maxDeadlineSeconds)) seconds")
+            }
         }
+
+        /// Far beyond iOS's 30 s; only keeps a typo from hanging the command for days.
+        static let maxDeadlineSeconds: Double = 600
 
         func run() async throws {
             let categoryTable = try categories.map { try readJSON([String: [HostNotification.ActionInput]].self, from: $0, what: "--categories") } ?? [:]
             let stringTable = try strings.map { try readJSON([String: String].self, from: $0, what: "--strings") } ?? [:]
             let printer = PhonePrinter()
+            let runner = serviceExtension.map { ServiceExtensionRunner(command: $0, deadline: .milliseconds(Int64(serviceExtensionDeadline * 1000))) }
             var operations: [HostOperation] = []
             for file in files {
                 let data: Data
@@ -41,12 +56,16 @@ extension PhoneCommand {
                     throw CommandFailure("cannot read \(file): \(error.localizedDescription)")
                 }
                 let context = APNsPayload.Context(source: source, sourceName: sourceName, id: id ?? UUID().uuidString, categories: categoryTable, strings: stringTable, focus: focus)
-                let mapped: APNsPayload.Mapped
+                var mapped: APNsPayload.Mapped
                 do { mapped = try APNsPayload.map(data, context: context) } catch {
                     throw CommandFailure("\(file): \(error)")
                 }
-                if mapped.mutableContent {
-                    printer.line("\(file): mutable-content is set but no service extension runs here; forwarding the original content, as iOS does when the extension does not answer")
+                if let runner {
+                    let outcome: ServiceExtension.Outcome
+                    (mapped, outcome) = await runner.process(mapped, payload: data)
+                    printer.line("\(file): \(outcome)")
+                } else if mapped.mutableContent {
+                    printer.line("\(file): mutable-content is set but no --service-extension was given; forwarding the original content, as iOS does when the extension does not answer")
                 }
                 operations.append(mapped.operation)
             }

@@ -31,6 +31,13 @@ public enum TestFixtures {
     public static var scenarioNames: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: scenarios.path)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
     }
+
+    /// The JSON files in Fixtures/corpus, sorted by name.
+    public static func corpusNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("corpus").path)
+            .filter { $0.hasSuffix(".json") }
+            .sorted()
+    }
 }
 
 /// A deterministic generator (SplitMix64) for shuffles and random inputs, so every failure
