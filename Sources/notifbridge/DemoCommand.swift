@@ -69,31 +69,25 @@ final class AccessoryProcess: Sendable {
         return child
     }
 
-    /// Shows the accessory's lines as they come and picks the port from "listening on".
+    /// Shows the accessory's lines as they come and picks the port from "listening on". A
+    /// thread of its own blocks on the pipe: Foundation's readabilityHandler on Linux can crash
+    /// in libdispatch when the pipe closes as the child exits.
     private func relay(_ handle: FileHandle) {
-        let buffer = Mutex(Data())
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
-            let lines: [String] = buffer.withLock { buffer in
+        let thread = Thread { [weak self] in
+            var buffer = Data()
+            while case let data = handle.availableData, !data.isEmpty {
                 buffer.append(data)
-                var lines: [String] = []
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex...newline)
+                    if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
+                        self.port.withLock { $0 = port }
+                    }
+                    FileHandle.standardOutput.write(Data(("  accessory │ " + line + "\n").utf8))
                 }
-                return lines
-            }
-            for line in lines {
-                if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
-                    self.port.withLock { $0 = port }
-                }
-                FileHandle.standardOutput.write(Data(("  accessory │ " + line + "\n").utf8))
             }
         }
+        thread.start()
     }
 
     func waitForPort(timeout: Duration = .seconds(30)) async throws -> Int {
