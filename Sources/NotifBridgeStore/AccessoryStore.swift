@@ -124,7 +124,8 @@ public final class AccessoryStore: Sendable {
     /// retention limits.
     /// - Parameters:
     ///   - policy: the alert decision for an add.
-    ///   - admit: asked only when a new notification would alert; false holds it back (burst).
+    ///   - admit: asked only when a new notification would alert and may be held back (burst);
+    ///     false holds it back. Urgent alerts (`bypassesBurstLimit`) are never asked about.
     public func apply(
         _ event: HostEvent,
         exchangeID: UInt64,
@@ -236,7 +237,7 @@ public final class AccessoryStore: Sendable {
         case .insert(let wantsAlert):
             var recorded = alertDecision
             var alert = wantsAlert
-            if wantsAlert, !admit() {
+            if wantsAlert, alertDecision?.bypassesBurstLimit != true, !admit() {
                 recorded = alertDecision?.coalesced()
                 alert = false
             }

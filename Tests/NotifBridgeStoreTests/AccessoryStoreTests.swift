@@ -105,6 +105,28 @@ struct AccessoryStoreTests {
         #expect(try store.notification(source: "com.apple.MobileSMS", id: "a")?.notification.body.plainText == "edited")
     }
 
+    @Test("A full burst holds back ordinary alerts but never calls, critical or time-sensitive ones", arguments: [
+        (HostAlerting.standard, [HostNotification.AttributeInput](), false),
+        (HostAlerting(shouldAlert: false, canAlert: true), [], false),
+        (HostAlerting.standard, [.timeSensitive], true),
+        (HostAlerting(sound: .init(ignoreSilentMode: true)), [.critical], true),
+        (HostAlerting(kind: .incomingCall), [], true),
+        (HostAlerting(kind: .timer), [], true),
+    ])
+    func burstExemptions(alerting: HostAlerting, attributes: [HostNotification.AttributeInput], alerts: Bool) throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/store.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        var n = note("urgent")
+        n.attributes = attributes
+        let outcome = try store.apply(try event(1, .add(n, alerting)), exchangeID: exchange.exchangeID, now: Date(), policy: {
+            AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default)
+        }, admit: { false })
+        #expect(outcome.stored)
+        #expect(outcome.alerted == alerts)
+    }
+
     @Test("A newer exchange outranks sequences of an older one")
     func epochs() throws {
         let directory = try TemporaryDirectory("store")

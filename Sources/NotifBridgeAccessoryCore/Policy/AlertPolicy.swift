@@ -34,6 +34,10 @@ public struct AlertDecision: Codable, Sendable, Hashable {
         AlertDecision(presentation: .list, sound: .none, haptic: .none, persistent: persistent, reason: reason)
     }
 
+    /// Calls, timers, critical and time-sensitive alerts: what a person must not miss because
+    /// other notifications arrived in a burst. They alert even when the burst limit is reached.
+    public var bypassesBurstLimit: Bool { presentation == .alert && (persistent || haptic == .double) }
+
     /// The same notification, held back because too many alerted just now.
     public func coalesced() -> AlertDecision {
         .list("part of a burst; counted in the next summary alert")
