@@ -212,3 +212,46 @@ let package = Package(
         ),
     ]
 )
+
+#if os(Linux)
+// Bluetooth LE through BlueZ: D-Bus over sd-bus (libsystemd), then the GATT peripheral and
+// central. Linux only; the Apple builds use CoreBluetooth in their own adapters.
+package.targets += [
+    .systemLibrary(
+        name: "CSystemdBus",
+        pkgConfig: "libsystemd",
+        providers: [.apt(["libsystemd-dev"])]
+    ),
+    // Typed D-Bus values, message coding, and a connection that owns one bus thread.
+    .target(
+        name: "NotifBridgeDBus",
+        dependencies: ["CSystemdBus"],
+        swiftSettings: swiftSettings
+    ),
+    .target(
+        name: "NotifBridgeBLE",
+        dependencies: ["NotifBridgeDBus", "NotifBridgeWire", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: swiftSettings
+    ),
+    // A private dbus-daemon per test, so bus tests never touch the machine's buses.
+    .target(
+        name: "NotifBridgeDBusTestSupport",
+        dependencies: ["NotifBridgeDBus"],
+        path: "Tests/NotifBridgeDBusTestSupport",
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "NotifBridgeDBusTests",
+        dependencies: ["NotifBridgeDBus", "CSystemdBus", "NotifBridgeDBusTestSupport"],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
+        name: "NotifBridgeBLETests",
+        dependencies: ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", .product(name: "Logging", package: "swift-log")],
+        swiftSettings: swiftSettings
+    ),
+]
+for target in package.targets where target.name == "notifbridge" {
+    target.dependencies.append("NotifBridgeBLE")
+}
+#endif

@@ -79,22 +79,56 @@ public final class AccessoryDaemon: Sendable {
     /// `onListening` gets the bound TCP port.
     public func run(onListening: @Sendable (Int) -> Void = { _ in }) async throws {
         let server = try await TCPLink.listen(host: configuration.host, port: configuration.port, limits: configuration.limits)
-        let control = try await ControlSocket.listen(path: configuration.controlSocketPath)
         let port = server.channel.localAddress?.port ?? configuration.port
         logger.info("listening on \(configuration.host):\(port); control socket \(configuration.controlSocketPath)")
-        presenter.present(.listening(host: configuration.host, port: port, suite: configuration.suite.rawValue, keyID: hexString(keyID)))
-        onListening(port)
-        try await withTaskCancellationHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask {
-                    try await server.executeThenClose { connections in
-                        try await withThrowingDiscardingTaskGroup { group in
-                            for try await connection in connections {
-                                group.addTask { await self.serve(connection) }
-                            }
+        try await serveWithControl(
+            announce: .listening(host: configuration.host, port: port, suite: configuration.suite.rawValue, keyID: hexString(keyID)),
+            onReady: { onListening(port) },
+            transport: {
+                try await server.executeThenClose { connections in
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await connection in connections {
+                            group.addTask { await self.serve(connection) }
                         }
                     }
                 }
+            },
+            stopTransport: { server.channel.close(promise: nil) }
+        )
+    }
+
+    /// Serves the links a transport hands over (each BLE central that connects), until the
+    /// stream ends or the task is cancelled.
+    /// - Parameter announce: what the presenter shows once the accessory can be reached.
+    public func run(links: AsyncStream<ChunkLink>, announce: DisplayEvent) async throws {
+        logger.info("serving links; control socket \(configuration.controlSocketPath)")
+        try await serveWithControl(
+            announce: announce,
+            onReady: {},
+            transport: {
+                await withDiscardingTaskGroup { group in
+                    for await link in links {
+                        group.addTask { await self.serve(link) }
+                    }
+                }
+            },
+            stopTransport: {}
+        )
+    }
+
+    /// Runs a transport beside the control socket and the burst summary ticker.
+    private func serveWithControl(
+        announce: DisplayEvent,
+        onReady: @Sendable () -> Void,
+        transport: @escaping @Sendable () async throws -> Void,
+        stopTransport: @escaping @Sendable () -> Void
+    ) async throws {
+        let control = try await ControlSocket.listen(path: configuration.controlSocketPath)
+        presenter.present(announce)
+        onReady()
+        try await withTaskCancellationHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await transport() }
                 group.addTask {
                     try await control.executeThenClose { clients in
                         try await withThrowingDiscardingTaskGroup { group in
@@ -107,7 +141,7 @@ public final class AccessoryDaemon: Sendable {
                 group.addTask { try await self.runSummaryTicker() }
             }
         } onCancel: {
-            server.channel.close(promise: nil)
+            stopTransport()
             control.channel.close(promise: nil)
         }
     }

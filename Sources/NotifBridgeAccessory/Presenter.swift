@@ -7,6 +7,8 @@ import NotifBridgeWire
 /// Something the accessory shows: on its screen (the terminal) or to a program (JSON lines).
 public enum DisplayEvent: Sendable {
     case listening(host: String, port: Int, suite: String, keyID: String)
+    /// Advertising the GATT service on a Bluetooth adapter, under this name.
+    case advertising(adapter: String, name: String, suite: String, keyID: String)
     case connected(peer: String)
     case disconnected(peer: String)
     case keyExchange(suite: String, exchangeID: UInt64, resumed: Bool)
@@ -48,6 +50,8 @@ public struct TerminalPresenter: Presenter {
         switch event {
         case .listening(let host, let port, let suite, let keyID):
             writer.write("listening on \(host):\(port) (\(suite), key \(keyID))")
+        case .advertising(let adapter, let name, let suite, let keyID):
+            writer.write("advertising \"\(name)\" on \(adapter) (\(suite), key \(keyID))")
         case .connected(let peer):
             writer.write("host connected from \(peer)")
         case .disconnected(let peer):
@@ -128,6 +132,8 @@ public struct JSONPresenter: Presenter {
         switch event {
         case .listening(let host, let port, let suite, let keyID):
             object = ["event": "listening", "host": host, "port": port, "suite": suite, "keyID": keyID]
+        case .advertising(let adapter, let name, let suite, let keyID):
+            object = ["event": "advertising", "adapter": adapter, "name": name, "suite": suite, "keyID": keyID]
         case .connected(let peer): object = ["event": "connected", "peer": peer]
         case .disconnected(let peer): object = ["event": "disconnected", "peer": peer]
         case .keyExchange(let suite, let exchangeID, let resumed):

@@ -113,11 +113,12 @@ nbvm_adapter_prop() {
   busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 "$2" 2>/dev/null
 }
 
-# nbvm_bin NAME: path of a SwiftPM product in the build dir, failing loudly if missing.
+# nbvm_bin NAME: path of a SwiftPM product (run.sh copies NBVM_PRODUCTS from the host's
+# .build/debug into NBVM_BIN_DIR before boot), failing loudly if missing.
 nbvm_bin() {
   local p=$NBVM_BIN_DIR/$1
   if [ ! -x "$p" ]; then
-    echo "missing binary $p (build it on the host first: swift build --product $1, or run.sh --build)"
+    echo "missing binary $p: is $1 in NBVM_PRODUCTS, and built in ${NBVM_HOST_BIN_DIR:-.build/debug}? (swift build --product $1, or run.sh --build)"
     return 1
   fi
   echo "$p"

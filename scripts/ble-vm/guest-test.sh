@@ -48,8 +48,10 @@ check_notifbridge_runs() {
   bin=$(nbvm_bin notifbridge)
   ldd "$bin" | grep -E 'not found|libswiftCore' || true
   if ldd "$bin" | grep -q 'not found'; then echo "unresolved shared libraries for $bin"; return 1; fi
-  out=$(timeout 120 "$bin" --help 2>&1)
+  local rc=0
+  out=$(timeout 120 "$bin" --help 2>&1) || rc=$?
   echo "$out"
+  [ "$rc" = 0 ] || { echo "notifbridge --help exited with status $rc"; return 1; }
   grep -q 'USAGE' <<<"$out" || { echo "notifbridge --help printed no USAGE"; return 1; }
 }
 

@@ -19,7 +19,8 @@ VM_MEM=${NBVM_MEM:-1024}
 VM_ACCEL=${NBVM_ACCEL:-tcg,thread=multi}    # KVM does not work on this machine kind
 VM_CPU=${NBVM_CPU:-max}
 SWIFT_TOOLCHAIN=${NBVM_SWIFT_TOOLCHAIN:-/opt/swift}
-BIN_DIR=${NBVM_BIN_DIR:-$REPO/.build/debug}
+BIN_DIR=${NBVM_BIN_DIR:-$REPO/.build/debug}   # host build dir the products are copied from
+PRODUCTS=${NBVM_PRODUCTS:-notifbridge}        # SwiftPM products the guest tests need
 TAIL_LINES=${NBVM_TAIL_LINES:-40}
 DO_APT=1
 DO_BUILD=0
@@ -65,14 +66,17 @@ done
 
 # ---------------------------------------------------------------- locking
 mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
 exec 9>"$WORK/.lock"
 flock -w 900 9 || die "another ble-vm run holds $WORK/.lock"
 
 # ---------------------------------------------------------------- optional build
 if [ "$DO_BUILD" = 1 ]; then
   command -v swift >/dev/null || export PATH="$SWIFT_TOOLCHAIN/usr/bin:$PATH"
-  log "swift build --product notifbridge"
-  (cd "$REPO" && swift build --product notifbridge) || die "swift build --product notifbridge failed"
+  for p in $PRODUCTS; do
+    log "swift build --product $p"
+    (cd "$REPO" && swift build --product "$p") || die "swift build --product $p failed"
+  done
 fi
 
 # ---------------------------------------------------------------- kernel
@@ -122,11 +126,28 @@ for t in "${TESTS[@]}"; do
   esac
 done
 
+# Snapshot the products (and SwiftPM resource bundles) so that a concurrent `swift build`
+# relinking them in the shared .build cannot change a binary under the running guest.
+rm -rf "$WORK/bin.tmp"; mkdir -p "$WORK/bin.tmp"
+for p in $PRODUCTS; do
+  if [ -x "$BIN_DIR/$p" ]; then
+    cp "$BIN_DIR/$p" "$WORK/bin.tmp/$p"
+  else
+    log "WARNING: $BIN_DIR/$p not built (swift build --product $p, or run.sh --build); guest tests using it will fail"
+  fi
+done
+for r in "$BIN_DIR"/*.resources; do
+  if [ -d "$r" ]; then cp -r "$r" "$WORK/bin.tmp/"; fi
+done
+rm -rf "${WORK:?}/bin"; mv "$WORK/bin.tmp" "$WORK/bin"
+log "products copied for the guest: $(cd "$WORK/bin" && echo *)"
+
 # virtio-9p shares: tag host-path guest-path mode (mounted in this order by the init).
 MOUNTS=$WORK/initramfs-mounts
 {
   echo "mods $KDIR/lib/modules /lib/modules ro"
   echo "repo $REPO $REPO ro"
+  echo "bin $WORK/bin $WORK/bin ro"
   if [ -d "$SWIFT_TOOLCHAIN" ]; then echo "swift $SWIFT_TOOLCHAIN $SWIFT_TOOLCHAIN ro"; fi
   echo "run $RUN $RUN rw"
 } > "$MOUNTS"
@@ -143,7 +164,8 @@ if [ ! -d "$SWIFT_TOOLCHAIN" ]; then log "WARNING: Swift toolchain $SWIFT_TOOLCH
   printf 'NBVM_LOG_DIR=%q\n' "$RUN/logs"
   printf 'NBVM_RESULTS=%q\n' "$RUN/results"
   printf 'NBVM_SCRIPTS=%q\n' "$HERE"
-  printf 'NBVM_BIN_DIR=%q\n' "$BIN_DIR"
+  printf 'NBVM_BIN_DIR=%q\n' "$WORK/bin"
+  printf 'NBVM_HOST_BIN_DIR=%q\n' "$BIN_DIR"
   printf 'NBVM_SWIFT_TOOLCHAIN=%q\n' "$SWIFT_TOOLCHAIN"
   printf 'NBVM_TEST_TIMEOUT=%q\n' "$TEST_TIMEOUT"
   printf 'NBVM_BTVIRT_ATTEMPTS=%q\n' "$BTVIRT_ATTEMPTS"

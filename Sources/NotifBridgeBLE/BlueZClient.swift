@@ -1,0 +1,98 @@
+import Logging
+import NotifBridgeDBus
+import NotifBridgeWire
+
+/// The calls a central makes to bluetoothd, each with a clear failure.
+struct BlueZClient: Sendable {
+    let bus: DBusConnection
+
+    func setPowered(_ adapterPath: String) async throws {
+        do {
+            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Set",
+                                   arguments: [.string(BlueZ.adapter), .string("Powered"), .variant(.bool(true))])
+        } catch {
+            throw BluetoothFailure("cannot power on \(adapterPath)", error)
+        }
+    }
+
+    func managedObjects() async throws -> DBusManagedObjects {
+        do throws(DBusError) {
+            let reply = try await bus.call(destination: BlueZ.service, path: "/", interface: BlueZ.objectManager, member: "GetManagedObjects")
+            return try (reply.first ?? .managedObjects([:])).asManagedObjects()
+        } catch {
+            throw BluetoothFailure("cannot list bluetoothd's objects", error)
+        }
+    }
+
+    /// Scans with a filter for the NotifBridge service until a device under `adapterPath`
+    /// advertises it.
+    func discover(on adapterPath: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws -> String {
+        do {
+            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter",
+                                   arguments: [.properties(["UUIDs": .stringArray([GATTProfile.serviceUUID.lowercased()]), "Transport": .string("le")])])
+            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
+        } catch {
+            throw BluetoothFailure("cannot scan on \(adapterPath)", error)
+        }
+        defer {
+            let bus = self.bus
+            Task { _ = try? await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery") }
+        }
+        logger.info("scanning on \(adapterPath) for the NotifBridge service")
+        while ContinuousClock.now < deadline {
+            if let device = Self.advertiser(in: try await managedObjects(), under: adapterPath) { return device }
+            try await Task.sleep(for: GATTCentral.pollInterval)
+        }
+        throw BluetoothFailure("no accessory advertising the NotifBridge service was found")
+    }
+
+    /// The first device under the adapter that advertises the service.
+    static func advertiser(in objects: DBusManagedObjects, under adapterPath: String) -> String? {
+        let service = GATTProfile.serviceUUID.lowercased()
+        return objects.keys.sorted().first { path in
+            guard path.hasPrefix(adapterPath + "/"), let device = objects[path]?[BlueZ.device] else { return false }
+            return device["UUIDs"]?.stringArrayValue?.contains { $0.lowercased() == service } == true
+        }
+    }
+
+    func connect(_ device: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws {
+        do {
+            _ = try await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
+        } catch {
+            throw BluetoothFailure("cannot connect to \(GATTPeripheral.address(of: device))", error)
+        }
+        while ContinuousClock.now < deadline {
+            if try await managedObjects()[device]?[BlueZ.device]?["ServicesResolved"]?.boolValue == true { return }
+            try await Task.sleep(for: GATTCentral.pollInterval)
+        }
+        throw BluetoothFailure("the accessory's services were not resolved in time")
+    }
+
+    /// The inbox and outbox characteristics of the device's NotifBridge service.
+    func characteristics(of device: String) async throws -> (inbox: String, outbox: String) {
+        let objects = try await managedObjects()
+        guard let found = Self.characteristics(in: objects, of: device) else {
+            throw BluetoothFailure("\(GATTPeripheral.address(of: device)) has no NotifBridge inbox and outbox characteristics")
+        }
+        return found
+    }
+
+    static func characteristics(in objects: DBusManagedObjects, of device: String) -> (inbox: String, outbox: String)? {
+        var inbox: String?
+        var outbox: String?
+        for (path, interfaces) in objects where path.hasPrefix(device + "/") {
+            guard let uuid = interfaces[BlueZ.gattCharacteristic]?["UUID"]?.stringValue?.lowercased() else { continue }
+            if uuid == GATTProfile.inboxCharacteristicUUID.lowercased() { inbox = path }
+            if uuid == GATTProfile.outboxCharacteristicUUID.lowercased() { outbox = path }
+        }
+        guard let inbox, let outbox else { return nil }
+        return (inbox, outbox)
+    }
+
+    /// The characteristic's ATT MTU (BlueZ 5.62 and later), or nil if it is not reported.
+    func mtu(of characteristic: String) async -> Int? {
+        let reply = try? await bus.call(destination: BlueZ.service, path: characteristic, interface: BlueZ.properties, member: "Get",
+                                        arguments: [.string(BlueZ.gattCharacteristic), .string("MTU")])
+        return reply?.first?.variantContents?.uint16Value.map(Int.init)
+    }
+}

@@ -1,0 +1,95 @@
+import Logging
+import NotifBridgeDBus
+import NotifBridgeWire
+import Synchronization
+
+/// The simulated iPhone as a BlueZ GATT central: finds an accessory advertising the NotifBridge
+/// service, connects, subscribes to the outbox and returns the connection as a `ChunkLink`,
+/// writing chunks no longer than the link's ATT MTU allows.
+public enum GATTCentral {
+    public struct Options: Sendable {
+        /// The local adapter to scan and connect with, e.g. "hci1".
+        public var adapter: String
+        /// How long discovery, connection and service resolution may take in all.
+        public var timeout: Duration
+        /// Write without response (write commands) instead of write requests.
+        public var withoutResponse: Bool
+
+        public init(adapter: String, timeout: Duration = .seconds(60), withoutResponse: Bool = false) {
+            self.adapter = adapter
+            self.timeout = timeout
+            self.withoutResponse = withoutResponse
+        }
+    }
+
+    /// How often discovery and connection state are polled.
+    static let pollInterval = Duration.milliseconds(250)
+
+    public static func connect(_ options: Options, bus address: DBusBusAddress = .system, logger: Logger) async throws -> ChunkLink {
+        guard let adapterPath = BlueZ.adapterPath(options.adapter) else {
+            throw BluetoothFailure("\"\(options.adapter)\" is not an adapter name such as hci1")
+        }
+        let bus: DBusConnection
+        do { bus = try await DBusConnection.connect(to: address) } catch {
+            throw BluetoothFailure("cannot reach the system bus", error)
+        }
+        do {
+            let deadline = ContinuousClock.now + options.timeout
+            let client = BlueZClient(bus: bus)
+            try await client.setPowered(adapterPath)
+            let device = try await client.discover(on: adapterPath, until: deadline, logger: logger)
+            try await client.connect(device, until: deadline, logger: logger)
+            let (inbox, outbox) = try await client.characteristics(of: device)
+            return try await link(bus: bus, client: client, device: device, inbox: inbox, outbox: outbox, options: options, logger: logger)
+        } catch {
+            bus.close()
+            throw error
+        }
+    }
+
+    private static func link(bus: DBusConnection, client: BlueZClient, device: String, inbox: String, outbox: String, options: Options, logger: Logger) async throws -> ChunkLink {
+        let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+        do {
+            try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.gattCharacteristic, path: outbox)) { signal in
+                guard let (_, changed, _) = try? signal.asPropertiesChanged(), let value = changed["Value"]?.bytesValue else { return }
+                continuation.yield(.chunk(value))
+            }
+            try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device, path: device)) { signal in
+                guard let (_, changed, _) = try? signal.asPropertiesChanged(), changed["Connected"]?.boolValue == false else { return }
+                continuation.finish(throwing: BluetoothFailure("the accessory disconnected"))
+            }
+            _ = try await bus.call(destination: BlueZ.service, path: outbox, interface: BlueZ.gattCharacteristic, member: "StartNotify")
+        } catch {
+            throw BluetoothFailure("cannot subscribe to the accessory's outbox", error)
+        }
+        let mtu = await client.mtu(of: inbox) ?? CentralArbiter.defaultATTMTU
+        let chunkLength = GATTProfile.chunkLength(forATTMTU: mtu)
+        logger.info("connected to \(GATTPeripheral.address(of: device)); ATT MTU \(mtu), chunks of \(chunkLength) bytes")
+        let writeType = options.withoutResponse ? "command" : "request"
+        return ChunkLink(
+            peer: "BLE \(GATTPeripheral.address(of: device))",
+            chunkLength: chunkLength,
+            inbound: inbound,
+            write: { chunks in
+                for chunk in chunks {
+                    guard chunk.count <= chunkLength else {
+                        throw BluetoothFailure("a \(chunk.count)-byte chunk exceeds the link's \(chunkLength)-byte ATT payload")
+                    }
+                    do throws(DBusError) {
+                        _ = try await bus.call(destination: BlueZ.service, path: inbox, interface: BlueZ.gattCharacteristic, member: "WriteValue",
+                                               arguments: [.bytes(chunk), .properties(["type": .string(writeType)])])
+                    } catch {
+                        throw BluetoothFailure("write to the accessory failed", error)
+                    }
+                }
+            },
+            close: {
+                continuation.finish()
+                Task {
+                    _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
+                    bus.close()
+                }
+            }
+        )
+    }
+}

@@ -1,0 +1,226 @@
+import Logging
+import NotifBridgeDBus
+import NotifBridgeWire
+import Synchronization
+
+/// The accessory as a BlueZ GATT peripheral: registers the NotifBridge service and its
+/// advertisement with bluetoothd on one adapter, and hands each central that writes to the
+/// inbox over as a `ChunkLink`, which the daemon serves like a TCP connection.
+public final class GATTPeripheral: Sendable {
+    public let adapter: String
+    public let name: String
+    /// One link per central, in the order they connect; finishes when the peripheral stops.
+    public let links: AsyncStream<ChunkLink>
+
+    private let bus: DBusConnection
+    private let adapterPath: String
+    private let logger: Logger
+    private let state: Mutex<State>
+    private let linkSink: AsyncStream<ChunkLink>.Continuation
+
+    private struct State {
+        var arbiter = CentralArbiter()
+        /// The open link's inbound stream, and a number that tells its writes from a later link's.
+        var inbound: AsyncThrowingStream<LinkInbound, any Error>.Continuation?
+        var generation = 0
+    }
+
+    private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, logger: Logger) {
+        self.bus = bus
+        self.adapter = adapter
+        self.adapterPath = adapterPath
+        self.name = name
+        self.logger = logger
+        state = Mutex(State())
+        (links, linkSink) = AsyncStream.makeStream(of: ChunkLink.self)
+    }
+
+    /// Connects to the system bus, exports the application and registers it and the
+    /// advertisement on `adapter` (e.g. "hci0").
+    public static func start(adapter: String, name: String = GATTProfile.advertisedName, bus address: DBusBusAddress = .system, logger: Logger) async throws -> GATTPeripheral {
+        guard let adapterPath = BlueZ.adapterPath(adapter) else {
+            throw BluetoothFailure("\"\(adapter)\" is not an adapter name such as hci0")
+        }
+        let bus: DBusConnection
+        do { bus = try await DBusConnection.connect(to: address) } catch {
+            throw BluetoothFailure("cannot reach the system bus (is dbus running, and may this user talk to bluetoothd?)", error)
+        }
+        let peripheral = GATTPeripheral(bus: bus, adapter: adapter, adapterPath: adapterPath, name: name, logger: logger)
+        do {
+            try await peripheral.register()
+        } catch {
+            bus.close()
+            throw error
+        }
+        return peripheral
+    }
+
+    private func register() async throws {
+        try await setPowered()
+        do {
+            try await bus.exportObject(at: GATTApplication.root) { [weak self] call in
+                self?.handle(call) ?? .notHandled
+            }
+            try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device)) { [weak self] signal in
+                self?.deviceChanged(signal)
+            }
+        } catch {
+            throw BluetoothFailure("cannot export the GATT application", error)
+        }
+        // bluetoothd reads the application back (GetManagedObjects) before it answers; the
+        // bus thread serves that while this call waits.
+        try await callAdapter(BlueZ.gattManager, "RegisterApplication", [.objectPath(GATTApplication.application), .properties([:])])
+        try await callAdapter(BlueZ.advertisingManager, "RegisterAdvertisement", [.objectPath(GATTApplication.advertisement), .properties([:])])
+        logger.info("registered the NotifBridge GATT service and advertisement on \(adapter)")
+    }
+
+    private func setPowered() async throws {
+        do {
+            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Set",
+                                   arguments: [.string(BlueZ.adapter), .string("Powered"), .variant(.bool(true))])
+        } catch {
+            throw BluetoothFailure("cannot power on \(adapter) (does it exist? see `bluetoothctl list`)", error)
+        }
+    }
+
+    private func callAdapter(_ interface: String, _ member: String, _ arguments: [DBusValue]) async throws {
+        do {
+            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: interface, member: member, arguments: arguments)
+        } catch {
+            throw BluetoothFailure("\(member) on \(adapter) failed", error)
+        }
+    }
+
+    /// Withdraws the advertisement and the application, ends the open link and the link stream.
+    public func stop() async {
+        for (interface, member, path) in [
+            (BlueZ.advertisingManager, "UnregisterAdvertisement", GATTApplication.advertisement),
+            (BlueZ.gattManager, "UnregisterApplication", GATTApplication.application),
+        ] {
+            _ = try? await bus.call(destination: BlueZ.service, path: adapterPath, interface: interface, member: member, arguments: [.objectPath(path)])
+        }
+        state.withLock { state in
+            state.inbound?.finish()
+            state.inbound = nil
+        }
+        linkSink.finish()
+        bus.close()
+    }
+
+    // MARK: Bus thread
+
+    /// Serves bluetoothd's calls. Runs on the bus thread, so it only updates state and queues.
+    private func handle(_ call: MethodCall) -> MethodReply {
+        switch (call.path, call.interface, call.member) {
+        case (GATTApplication.application, BlueZ.objectManager, "GetManagedObjects"):
+            return .values([.managedObjects(GATTApplication.managedObjects())])
+        case (GATTApplication.advertisement, BlueZ.properties, "GetAll"):
+            return .values([.properties(GATTApplication.advertisementProperties(name: name))])
+        case (GATTApplication.advertisement, BlueZ.properties, "Get"):
+            guard let key = call.arguments.last?.stringValue, let value = GATTApplication.advertisementProperties(name: name)[key] else {
+                return .invalidArguments("no such advertisement property")
+            }
+            return .values([.variant(value)])
+        case (GATTApplication.advertisement, BlueZ.advertisement, "Release"):
+            logger.notice("bluetoothd released the advertisement on \(adapter)")
+            return .empty
+        case (GATTApplication.inbox, BlueZ.gattCharacteristic, "WriteValue"):
+            return write(call.arguments)
+        case (GATTApplication.outbox, BlueZ.gattCharacteristic, "StartNotify"):
+            state.withLock { $0.arbiter.startNotify() }
+            return .empty
+        case (GATTApplication.outbox, BlueZ.gattCharacteristic, "StopNotify"):
+            apply(state.withLock { $0.arbiter.stopNotify() })
+            return .empty
+        case (GATTApplication.inbox, BlueZ.gattCharacteristic, "ReadValue"), (GATTApplication.outbox, BlueZ.gattCharacteristic, "ReadValue"):
+            return .error(name: BlueZ.notSupported, message: "NotifBridge characteristics are not readable")
+        default:
+            return .notHandled
+        }
+    }
+
+    private func write(_ arguments: [DBusValue]) -> MethodReply {
+        do throws(InboxWrite.Refusal) {
+            let write = try InboxWrite(arguments: arguments)
+            let effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
+            apply(effects)
+            return .empty
+        } catch {
+            logger.notice("refused a write: \(error.message)")
+            return .error(name: error.name, message: error.message)
+        }
+    }
+
+    private func deviceChanged(_ signal: DBusSignal) {
+        guard signal.path.hasPrefix(adapterPath + "/"),
+              let (_, changed, _) = try? signal.asPropertiesChanged(),
+              changed["Connected"]?.boolValue == false else { return }
+        apply(state.withLock { $0.arbiter.disconnected(device: signal.path) })
+    }
+
+    private func apply(_ effects: [CentralArbiter.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .open(let device, let chunkLength):
+                let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+                let generation = state.withLock { state in
+                    state.inbound?.finish()
+                    state.inbound = continuation
+                    state.generation += 1
+                    return state.generation
+                }
+                logger.info("central \(Self.address(of: device)) connected; chunks of \(chunkLength) bytes")
+                linkSink.yield(ChunkLink(
+                    peer: "BLE \(Self.address(of: device))",
+                    chunkLength: chunkLength,
+                    inbound: inbound,
+                    write: { [weak self] chunks in try await self?.notify(chunks, generation: generation) },
+                    close: { [weak self] in self?.disconnect(device) }
+                ))
+            case .chunk(let bytes):
+                _ = state.withLock { $0.inbound?.yield(.chunk(bytes)) }
+            case .chunkLength(let length):
+                _ = state.withLock { $0.inbound?.yield(.chunkLength(length)) }
+            case .close(let device, let reason):
+                logger.info("central \(Self.address(of: device)) gone: \(reason)")
+                state.withLock { state in
+                    state.inbound?.finish()
+                    state.inbound = nil
+                }
+            }
+        }
+    }
+
+    // MARK: Outbound
+
+    /// Notifies chunks to the subscribed central, one PropertiesChanged each. A chunk longer
+    /// than the link's ATT MTU allows is never written.
+    private func notify(_ chunks: [[UInt8]], generation: Int) async throws {
+        for chunk in chunks {
+            try state.withLock { state throws(BluetoothFailure) in
+                guard state.generation == generation, state.inbound != nil else { throw BluetoothFailure("the central is gone") }
+                guard state.arbiter.notifying else { throw BluetoothFailure("the central has not subscribed to the outbox") }
+                guard chunk.count <= state.arbiter.chunkLength else {
+                    throw BluetoothFailure("a \(chunk.count)-byte chunk exceeds the link's \(state.arbiter.chunkLength)-byte ATT payload")
+                }
+            }
+            do { try await bus.emit(GATTApplication.notification(chunk)) } catch {
+                throw BluetoothFailure("notification failed", error)
+            }
+        }
+    }
+
+    /// Ends a link from the accessory's side by disconnecting the central.
+    private func disconnect(_ device: String) {
+        let bus = self.bus
+        Task {
+            _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
+        }
+    }
+
+    /// `00:AA:01:01:00:01` from `/org/bluez/hci0/dev_00_AA_01_01_00_01`.
+    static func address(of device: String) -> String {
+        guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return device }
+        return String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })
+    }
+}
