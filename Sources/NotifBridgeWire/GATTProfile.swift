@@ -11,6 +11,9 @@ public enum GATTProfile {
     public static let outboxCharacteristicUUID = "495C5453-53CC-4E2F-9850-060623FCB426"
     /// Advertised local name (a prefix; an accessory may append a suffix such as "-A1B2").
     public static let advertisedName = "NotifBridge"
+    /// Longest local name; legacy advertising data has 31 bytes, most taken by the 128-bit UUID,
+    /// so BlueZ shortens or moves longer names.
+    public static let maxAdvertisedNameLength = 29
     /// The ATT write and notification header: opcode (1) and handle (2).
     public static let attHeaderLength = 3
 

@@ -5,6 +5,10 @@ import NotifBridgeAccessory
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeTCP
+import NotifBridgeWire
+#if canImport(NotifBridgeBLE)
+import NotifBridgeBLE
+#endif
 
 struct AccessoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,6 +31,15 @@ struct AccessoryCommand: AsyncParsableCommand {
 
     @Option(help: "Key suite the accessory offers: xwing or p256 (Bluetooth-only fallback).")
     var suite: CipherSuite = .xWing
+
+    @Option(help: "tcp (the development link) or ble (a BlueZ GATT peripheral; Linux).")
+    var transport: LinkTransport = .tcp
+
+    @Option(help: "Bluetooth adapter for --transport ble.")
+    var adapter: String = "hci0"
+
+    @Option(help: "Advertised name for --transport ble (AccessorySetupKit matches it).")
+    var name: String = GATTProfile.advertisedName
 
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
@@ -62,7 +75,13 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        let task = Task { try await daemon.run() }
+        let task: Task<Void, any Error>
+        switch transport {
+        case .tcp:
+            task = Task { try await daemon.run() }
+        case .ble:
+            task = try await bluetoothTask(daemon, logger: logger)
+        }
         let signals = cancelOnTerminationSignals(task)
         defer { signals.forEach { $0.cancel() } }
         do {
@@ -71,4 +90,30 @@ struct AccessoryCommand: AsyncParsableCommand {
             logger.info("stopped")
         }
     }
+
+    private func bluetoothTask(_ daemon: AccessoryDaemon, logger: Logger) async throws -> Task<Void, any Error> {
+        #if canImport(NotifBridgeBLE)
+        guard name.utf8.count <= GATTProfile.maxAdvertisedNameLength, !name.isEmpty else {
+            throw CommandFailure("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes")
+        }
+        let peripheral: GATTPeripheral
+        do {
+            peripheral = try await GATTPeripheral.start(adapter: adapter, name: name, logger: logger)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        let announce = DisplayEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
+        return Task {
+            defer { Task { await peripheral.stop() } }
+            try await daemon.run(links: peripheral.links, announce: announce)
+        }
+        #else
+        throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
+        #endif
+    }
+}
+
+/// How the accessory and the simulated iPhone reach each other.
+enum LinkTransport: String, ExpressibleByArgument, CaseIterable {
+    case tcp, ble
 }

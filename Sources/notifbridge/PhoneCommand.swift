@@ -4,6 +4,11 @@ import NotifBridgeCrypto
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeTCP
+import NotifBridgeWire
+import Logging
+#if canImport(NotifBridgeBLE)
+import NotifBridgeBLE
+#endif
 
 struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,9 +24,38 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "Accessory address.") var host: String = "127.0.0.1"
     @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
     @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
+    @Option(help: "tcp (the development link) or ble (a BlueZ GATT central; Linux).") var transport: LinkTransport = .tcp
+    @Option(help: "Bluetooth adapter to scan and connect with, for --transport ble.") var adapter: String = "hci0"
+    @Option(help: "Seconds to find and connect to the accessory over Bluetooth.") var bleTimeout: Double = 60
+    @Flag(help: "Write chunks as write commands (without response) over Bluetooth.") var withoutResponse = false
 
     var session: HostSession {
         HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
+    }
+
+    /// Connects over the chosen transport, runs `body`, and disconnects.
+    func connect<T: Sendable>(
+        onEvent: @escaping @Sendable (PhoneEvent) -> Void,
+        _ body: @Sendable (PhoneConnection) async throws -> T
+    ) async throws -> (T, HostSession) {
+        switch transport {
+        case .tcp:
+            return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
+        case .ble:
+            #if canImport(NotifBridgeBLE)
+            guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
+            let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
+            let link: ChunkLink
+            do {
+                link = try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+            return try await PhoneConnection.run(over: link, session: session, onEvent: onEvent, body)
+            #else
+            throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
+            #endif
+        }
     }
 }
 
@@ -67,7 +101,7 @@ struct Forward: AsyncParsableCommand {
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
         let printer = PhonePrinter()
-        let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: printer.print) { connection in
+        let summary = try await target.connect(onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: linger)
         }.0
         printer.line(summary.description)

@@ -27,7 +27,7 @@ extension PhoneCommand {
             let printer = PhonePrinter()
             let run = LoadRun(count: count, rate: rate, drainTimeout: .milliseconds(Int64(drain * 1000)))
             let runID = UUID().uuidString.prefix(8)
-            let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: { event in
+            let summary = try await target.connect(onEvent: { event in
                 if case .receipt = event { return }
                 printer.print(event)
             }) { connection in

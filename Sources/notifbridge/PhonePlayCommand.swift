@@ -36,6 +36,7 @@ extension PhoneCommand {
             if spawn, state != nil || restartCommand != nil {
                 throw ValidationError("--spawn starts its own accessory; --state and --restart-command are for a running one")
             }
+            if target.transport != .tcp { throw ValidationError("play runs over the TCP link; --transport ble is for forward, send and load") }
             guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
         }
 

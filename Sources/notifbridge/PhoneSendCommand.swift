@@ -70,7 +70,7 @@ extension PhoneCommand {
                 operations.append(mapped.operation)
             }
             let mappedOperations = operations
-            let summary = try await PhoneConnection.connect(host: target.host, port: target.port, session: target.session, onEvent: printer.print) { connection in
+            let summary = try await target.connect(onEvent: printer.print) { connection in
                 try await forward(mappedOperations, over: connection, printer: printer, linger: linger)
             }.0
             printer.line(summary.description)

@@ -3,7 +3,7 @@
 # Each check is a function run by nbvm_test, which records PASS/FAIL in the results
 # file. Add checks as more functions here, or as more guest scripts passed to run.sh.
 set -euo pipefail
-# shellcheck source=guest-env.sh
+# shellcheck source-path=SCRIPTDIR source=guest-env.sh
 . "${NBVM_SCRIPTS:-$(dirname "${BASH_SOURCE[0]}")}/guest-env.sh"
 
 SMOKE_NAME=nbvm-smoke
@@ -58,8 +58,8 @@ check_notifbridge_runs() {
 # btctl_wait_controller FD LOG ADDR: ask a bluetoothctl session to `list` controllers until
 # ADDR shows up (it has then connected to bluetoothd and built its adapter proxies).
 btctl_wait_controller() {
-  local i
-  for i in $(seq 30); do
+  local _
+  for _ in $(seq 30); do
     echo list >&"$1"
     sleep 1
     grep -aq "Controller $3 " "$2" && return 0
