@@ -1,12 +1,20 @@
 import Foundation
 import NotifBridgeHostCore
 import NotifBridgeScenario
+import NotifBridgeWire
 import Synchronization
+
+/// Where the simulated iPhone finds the accessory for its next link.
+public enum PhoneEndpoint: Sendable {
+    case tcp(host: String, port: Int)
+    /// A link already open, e.g. a GATT connection; the player closes it when done.
+    case link(ChunkLink)
+}
 
 /// What a scenario needs from the accessory it plays against.
 public protocol ScenarioEnvironment: Sendable {
-    /// Where the accessory listens now (a restart may move it).
-    func endpoint() async throws -> (host: String, port: Int)
+    /// Where the accessory is now (a restart may move it); called once per link.
+    func endpoint() async throws -> PhoneEndpoint
     /// Stops the accessory and starts it again on the same state.
     func restartAccessory() async throws
     /// What the accessory shows now, to check the expectations against.
@@ -64,15 +72,19 @@ public struct ScenarioPlayer: Sendable {
                 linkUp = try await offline(&progress, session: &session)
                 continue
             }
-            let (host, port) = try await environment.endpoint()
             progress.links += 1
             let (start, onEvent) = (progress, self.onEvent)
-            let (after, ended) = try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: { event in
+            let record: @Sendable (PhoneEvent) -> Void = { event in
                 if case .receipt(let sequence, _, let alerted) = event { receipts.withLock { $0[sequence] = alerted } }
                 onEvent(event)
-            }) { connection in
+            }
+            let body: @Sendable (PhoneConnection) async throws -> LinkEnd = { connection in
                 try await connection.waitUntilEstablished(timeout: timeout)
                 return try await online(start, over: connection)
+            }
+            let (after, ended) = switch try await environment.endpoint() {
+            case .tcp(let host, let port): try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: record, body)
+            case .link(let link): try await PhoneConnection.run(over: link, session: session, onEvent: record, body)
             }
             session = ended
             progress = after.progress

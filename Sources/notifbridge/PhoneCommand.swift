@@ -42,20 +42,23 @@ struct PhoneTarget: ParsableArguments {
         case .tcp:
             return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
         case .ble:
-            #if canImport(NotifBridgeBLE)
-            guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
-            let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
-            let link: ChunkLink
-            do {
-                link = try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
-            } catch {
-                throw CommandFailure("\(error)")
-            }
-            return try await PhoneConnection.run(over: link, session: session, onEvent: onEvent, body)
-            #else
-            throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
-            #endif
+            return try await PhoneConnection.run(over: try await openBluetoothLink(), session: session, onEvent: onEvent, body)
         }
+    }
+
+    /// Finds the accessory over Bluetooth, connects and subscribes: one GATT link.
+    func openBluetoothLink() async throws -> ChunkLink {
+        #if canImport(NotifBridgeBLE)
+        guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
+        let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
+        do {
+            return try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        #else
+        throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
+        #endif
     }
 }
 

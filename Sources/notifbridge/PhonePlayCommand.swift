@@ -36,7 +36,7 @@ extension PhoneCommand {
             if spawn, state != nil || restartCommand != nil {
                 throw ValidationError("--spawn starts its own accessory; --state and --restart-command are for a running one")
             }
-            if target.transport != .tcp { throw ValidationError("play runs over the TCP link; --transport ble is for forward, send and load") }
+            if target.transport == .ble, spawn { throw ValidationError("--spawn runs its accessory on the TCP link; use --transport ble against a running one") }
             guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
         }
 
@@ -54,7 +54,7 @@ extension PhoneCommand {
                 spawned = accessory
                 environment = accessory
             } else {
-                environment = RunningAccessoryEnvironment(host: target.host, port: target.port, stateDirectory: state, restartCommand: restartCommand)
+                environment = RunningAccessoryEnvironment(target: target, stateDirectory: state, restartCommand: restartCommand)
             }
             defer { spawned?.stop() }
             var player = ScenarioPlayer(scenario: scenario, environment: environment, say: printer.line, onEvent: printer.print)
@@ -91,14 +91,21 @@ extension ObservedNotification {
     }
 }
 
-/// An accessory someone else runs: reached over TCP, observed through its control socket.
+/// An accessory someone else runs: reached over TCP or Bluetooth, observed through its
+/// control socket.
 struct RunningAccessoryEnvironment: ScenarioEnvironment {
-    var host: String
-    var port: Int
+    var target: PhoneTarget
     var stateDirectory: String?
     var restartCommand: String?
+    var host: String { target.host }
+    var port: Int { target.port }
 
-    func endpoint() async throws -> (host: String, port: Int) { (host, port) }
+    func endpoint() async throws -> PhoneEndpoint {
+        switch target.transport {
+        case .tcp: .tcp(host: host, port: port)
+        case .ble: .link(try await target.openBluetoothLink())
+        }
+    }
 
     func restartAccessory() async throws {
         guard let restartCommand else { throw CommandFailure("no --restart-command to restart the accessory with") }
@@ -110,7 +117,7 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
         guard process.terminationStatus == 0 else {
             throw CommandFailure("--restart-command exited with status \(process.terminationStatus)")
         }
-        try await waitUntilListening(host: host, port: port)
+        if target.transport == .tcp { try await waitUntilListening(host: host, port: port) }
     }
 
     func observe() async throws -> [ObservedNotification] {
@@ -140,7 +147,7 @@ final class SpawnedAccessory: ScenarioEnvironment {
         return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
     }
 
-    func endpoint() async throws -> (host: String, port: Int) { ("127.0.0.1", current.withLock { $0.port }) }
+    func endpoint() async throws -> PhoneEndpoint { .tcp(host: "127.0.0.1", port: current.withLock { $0.port }) }
 
     func restartAccessory() async throws {
         let old = current.withLock { $0.process }

@@ -27,7 +27,7 @@ final class RestartableAccessory: ScenarioEnvironment {
     /// Everything every run of the accessory displayed, in order.
     var displayed: [DisplayEvent] { earlier.withLock { $0 } + accessory.presenter.all }
 
-    func endpoint() async throws -> (host: String, port: Int) { ("127.0.0.1", accessory.port) }
+    func endpoint() async throws -> PhoneEndpoint { .tcp(host: "127.0.0.1", port: accessory.port) }
 
     func restartAccessory() async throws {
         let stopping = accessory
