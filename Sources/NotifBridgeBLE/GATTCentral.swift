@@ -52,6 +52,7 @@ public enum GATTCentral {
         do {
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.gattCharacteristic, path: outbox)) { signal in
                 guard let (_, changed, _) = try? signal.asPropertiesChanged(), let value = changed["Value"]?.bytesValue else { return }
+                logger.trace("notified \(value.count) bytes")
                 continuation.yield(.chunk(value))
             }
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device, path: device)) { signal in
@@ -75,6 +76,7 @@ public enum GATTCentral {
                     guard chunk.count <= chunkLength else {
                         throw BluetoothFailure("a \(chunk.count)-byte chunk exceeds the link's \(chunkLength)-byte ATT payload")
                     }
+                    logger.trace("writing \(chunk.count) bytes")
                     do throws(DBusError) {
                         _ = try await bus.call(destination: BlueZ.service, path: inbox, interface: BlueZ.gattCharacteristic, member: "WriteValue",
                                                arguments: [.bytes(chunk), .properties(["type": .string(writeType)])])

@@ -127,9 +127,11 @@ public final class GATTPeripheral: Sendable {
         case (GATTApplication.inbox, BlueZ.gattCharacteristic, "WriteValue"):
             return write(call.arguments)
         case (GATTApplication.outbox, BlueZ.gattCharacteristic, "StartNotify"):
+            logger.info("a central subscribed to the outbox")
             state.withLock { $0.arbiter.startNotify() }
             return .empty
         case (GATTApplication.outbox, BlueZ.gattCharacteristic, "StopNotify"):
+            logger.info("the central unsubscribed from the outbox")
             apply(state.withLock { $0.arbiter.stopNotify() })
             return .empty
         case (GATTApplication.inbox, BlueZ.gattCharacteristic, "ReadValue"), (GATTApplication.outbox, BlueZ.gattCharacteristic, "ReadValue"):
@@ -142,6 +144,7 @@ public final class GATTPeripheral: Sendable {
     private func write(_ arguments: [DBusValue]) -> MethodReply {
         do throws(InboxWrite.Refusal) {
             let write = try InboxWrite(arguments: arguments)
+            logger.trace("inbox write of \(write.value.count) bytes (\(write.kind.rawValue), MTU \(write.mtu.map(String.init) ?? "?"))")
             let effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
             apply(effects)
             return .empty
@@ -204,6 +207,7 @@ public final class GATTPeripheral: Sendable {
                     throw BluetoothFailure("a \(chunk.count)-byte chunk exceeds the link's \(state.arbiter.chunkLength)-byte ATT payload")
                 }
             }
+            logger.trace("notifying \(chunk.count) bytes")
             do { try await bus.emit(GATTApplication.notification(chunk)) } catch {
                 throw BluetoothFailure("notification failed", error)
             }

@@ -217,8 +217,12 @@ nbvm__setup() {
   export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR
   nbvm_log "controllers: peripheral $PERIPHERAL_ADAPTER $PERIPHERAL_ADDR, central $CENTRAL_ADAPTER $CENTRAL_ADDR"
 
+  # One ATT bearer per link (no EATT): notifications sent on several EATT bearers can arrive
+  # out of order, and NotifBridge chunks must arrive in order (docs/PROTOCOL.md §2.1). The
+  # deployment README sets the same in /etc/bluetooth/main.conf.
+  printf '[GATT]\nChannels = 1\n' > /run/nbvm/bluetoothd-main.conf
   # shellcheck disable=SC2086 # NBVM_BLUETOOTHD_ARGS is a word list
-  /usr/sbin/bluetoothd -n -d ${NBVM_BLUETOOTHD_ARGS:-} > "$NBVM_LOG_DIR/bluetoothd.log" 2>&1 &
+  /usr/sbin/bluetoothd -n -d -f /run/nbvm/bluetoothd-main.conf ${NBVM_BLUETOOTHD_ARGS:-} > "$NBVM_LOG_DIR/bluetoothd.log" 2>&1 &
   NBVM_BLUETOOTHD_PID=$!
   export NBVM_BLUETOOTHD_PID
   local a

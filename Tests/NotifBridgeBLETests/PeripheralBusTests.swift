@@ -1,0 +1,139 @@
+import Logging
+import NotifBridgeDBus
+import NotifBridgeDBusTestSupport
+import NotifBridgeWire
+import Synchronization
+import Testing
+@testable import NotifBridgeBLE
+
+/// The peripheral against a stand-in for bluetoothd on a private bus: it owns `org.bluez`,
+/// accepts the registrations, and then calls the application the way bluetoothd does.
+@Suite(
+    "GATT peripheral on a private bus",
+    .enabled(if: PrivateBusDaemon.isAvailable, "dbus-daemon is not installed; skipping the bus tests"),
+    .serialized,
+    .timeLimit(.minutes(1))
+)
+struct PeripheralBusTests {
+    static let phone = "/org/bluez/hci0/dev_00_AA_01_01_00_01"
+    static let other = "/org/bluez/hci0/dev_66_55_44_33_22_11"
+
+    /// bluetoothd's side: records registrations and notifications.
+    final class Record: Sendable {
+        let registered = Mutex<[String]>([])
+        let notified = Mutex<[[UInt8]]>([])
+        let disconnects = Mutex<[String]>([])
+    }
+
+    final class FakeBlueZ: Sendable {
+        let bus: DBusConnection
+        let record = Record()
+
+        init(address: DBusBusAddress) async throws {
+            bus = try await DBusConnection.connect(to: address)
+            try await bus.requestName("org.bluez")
+            let record = self.record
+            try await bus.exportObject(at: "/org/bluez") { call in
+                switch call.member {
+                case "RegisterApplication", "RegisterAdvertisement":
+                    record.registered.withLock { $0.append(call.member) }
+                    return .empty
+                case "Disconnect":
+                    record.disconnects.withLock { $0.append(call.path) }
+                    return .empty
+                case "Set", "UnregisterApplication", "UnregisterAdvertisement":
+                    return .empty
+                default:
+                    return .notHandled
+                }
+            }
+        }
+
+        func watchNotifications(from peripheral: String) async throws {
+            let record = self.record
+            try await bus.subscribe(matchRule: "type='signal',sender='\(peripheral)',path='\(GATTApplication.outbox)'") { signal in
+                if let value = try? signal.asPropertiesChanged().changed["Value"]?.bytesValue {
+                    record.notified.withLock { $0.append(value) }
+                }
+            }
+        }
+
+        func callApp(_ peripheral: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+            try await bus.call(destination: peripheral, path: path, interface: interface, member: member, arguments: arguments)
+        }
+
+        func write(_ peripheral: String, _ value: [UInt8], device: String = PeripheralBusTests.phone, mtu: UInt16 = 185) async throws {
+            _ = try await callApp(peripheral, GATTApplication.inbox, "org.bluez.GattCharacteristic1", "WriteValue",
+                                  [.bytes(value), .properties(["device": .objectPath(device), "mtu": .uint16(mtu), "type": .string("request")])])
+        }
+
+        func deviceGone(_ device: String) async throws {
+            try await bus.emit(.propertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)]))
+        }
+    }
+
+    @Test("Registration, writes into one link, notifications in chunks, one central at a time, and a disconnect")
+    func peripheral() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address)
+        let peripheral = try await GATTPeripheral.start(adapter: "hci0", name: "NotifBridge-T", bus: daemon.address, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        #expect(bluez.record.registered.withLock { $0 } == ["RegisterApplication", "RegisterAdvertisement"])
+        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+
+        let objects = try #require(try await bluez.callApp(name, GATTApplication.application, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first).asManagedObjects()
+        #expect(objects.keys.sorted() == [GATTApplication.service, GATTApplication.inbox, GATTApplication.outbox].sorted())
+        let advertisement = try #require(try await bluez.callApp(name, GATTApplication.advertisement, "org.freedesktop.DBus.Properties", "GetAll", [.string("org.bluez.LEAdvertisement1")]).first).asProperties()
+        #expect(advertisement["LocalName"]?.stringValue == "NotifBridge-T")
+
+        try await bluez.watchNotifications(from: name)
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await bluez.write(name, [1, 2, 3])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        #expect(link.chunkLength == 182)
+        var inbound = link.inbound.makeAsyncIterator()
+        #expect(try await inbound.next().map(chunk) == [1, 2, 3])
+        // Writes and notifications interleaved, as during a key exchange: every write is
+        // answered and arrives in order.
+        for n in 4...8 {
+            try await link.write([[UInt8(100 + n)]])
+            try await bluez.write(name, [UInt8(n)])
+        }
+        for n in 4...8 { #expect(try await inbound.next().map(chunk) == [UInt8(n)]) }
+
+        await #expect(throws: DBusError.self) { try await bluez.write(name, [9], device: Self.other) }
+        try await link.write([[10], Array(repeating: 11, count: 182)])
+        await #expect(throws: BluetoothFailure.self) { try await link.write([Array(repeating: 12, count: 183)]) }
+        try await waitUntil { bluez.record.notified.withLock { $0.count } == 7 }
+        #expect(bluez.record.notified.withLock { $0 } == [[104], [105], [106], [107], [108], [10], Array(repeating: 11, count: 182)])
+
+        try await bluez.deviceGone(Self.phone)
+        #expect(try await inbound.next() == nil, "the link ends when its central disconnects")
+        try await bluez.write(name, [13], device: Self.other, mtu: 247)
+        let next = try #require(await links.next())
+        #expect(next.chunkLength == 244)
+        await peripheral.stop()
+        bluez.bus.close()
+    }
+
+    private func chunk(_ item: LinkInbound) -> [UInt8]? {
+        if case .chunk(let bytes) = item { return bytes }
+        return nil
+    }
+
+    /// The peripheral's unique name: the bus's only other client.
+    private func peripheralName(_ bluez: FakeBlueZ, excluding own: String) async throws -> String {
+        let names = try await bluez.bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
+        let unique = (names.first?.stringArrayValue ?? []).filter { $0.hasPrefix(":") && $0 != own }
+        return try #require(unique.sorted().last)
+    }
+
+    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw BluetoothFailure("timed out") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
