@@ -46,13 +46,22 @@ struct BlueZClient: Sendable {
         throw BluetoothFailure("no accessory advertising the NotifBridge service was found")
     }
 
-    /// The first device under the adapter that advertises the service.
+    /// The first device under the adapter that advertises the service. bluetoothd stops
+    /// taking a known device's UUIDs from advertisements once it has resolved its GATT
+    /// services, and forgets them when those services go away; such a device, seen in this
+    /// scan (it has an RSSI) under the NotifBridge name, counts too.
     static func advertiser(in objects: DBusManagedObjects, under adapterPath: String) -> String? {
         let service = GATTProfile.serviceUUID.lowercased()
-        return objects.keys.sorted().first { path in
-            guard path.hasPrefix(adapterPath + "/"), let device = objects[path]?[BlueZ.device] else { return false }
-            return device["UUIDs"]?.stringArrayValue?.contains { $0.lowercased() == service } == true
+        let devices = objects.keys.sorted().compactMap { path -> (String, DBusProperties)? in
+            guard path.hasPrefix(adapterPath + "/"), let device = objects[path]?[BlueZ.device] else { return nil }
+            return (path, device)
         }
+        if let (path, _) = devices.first(where: { $0.1["UUIDs"]?.stringArrayValue?.contains { $0.lowercased() == service } == true }) {
+            return path
+        }
+        return devices.first { _, device in
+            device["RSSI"] != nil && (device["Name"]?.stringValue ?? device["Alias"]?.stringValue ?? "").hasPrefix(GATTProfile.advertisedName)
+        }?.0
     }
 
     func connect(_ device: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws {

@@ -17,8 +17,13 @@ public enum GATTProfile {
     /// The ATT write and notification header: opcode (1) and handle (2).
     public static let attHeaderLength = 3
 
+    /// The longest chunk on Bluetooth LE. An attribute value may have 512 bytes, but BlueZ
+    /// before 5.69 counts the 2-byte handle against that limit and drops 511- and 512-byte
+    /// writes without answering (bluez/bluez#570; Debian 12 ships 5.66).
+    public static let maxChunkLength = WireLimits.maxAttributeValueLength - 2
+
     /// The chunk length a link with this ATT MTU carries.
     public static func chunkLength(forATTMTU mtu: Int) -> Int {
-        min(max(mtu - attHeaderLength, WireLimits.minChunkLength), WireLimits.maxAttributeValueLength)
+        min(max(mtu - attHeaderLength, WireLimits.minChunkLength), maxChunkLength)
     }
 }

@@ -21,7 +21,7 @@ struct CentralArbiterTests {
         #expect(try arbiter.write(write(Self.phone, [1], mtu: 185)) == [.open(device: Self.phone, chunkLength: 182), .chunk([1])])
         #expect(try arbiter.write(write(Self.phone, [2], mtu: 185)) == [.chunk([2])])
         #expect(try arbiter.write(write(Self.phone, [3])) == [.chunk([3])], "a write without an MTU keeps the known one")
-        #expect(try arbiter.write(write(Self.phone, [4], mtu: 517)) == [.chunkLength(WireLimits.maxAttributeValueLength), .chunk([4])])
+        #expect(try arbiter.write(write(Self.phone, [4], mtu: 517)) == [.chunkLength(GATTProfile.maxChunkLength), .chunk([4])])
     }
 
     @Test("Without an MTU the link starts at the LE default of 23 (20-byte chunks)")

@@ -95,6 +95,13 @@ struct GATTMessageTests {
         ]
         #expect(BlueZClient.advertiser(in: objects, under: "/org/bluez/hci1") == "/org/bluez/hci1/dev_00_AA_01_00_00_00")
         #expect(BlueZClient.advertiser(in: objects, under: "/org/bluez/hci2") == nil)
+        // A known device whose cached UUIDs bluetoothd dropped, seen again in this scan by name.
+        let known: DBusManagedObjects = [
+            "/org/bluez/hci1/dev_00_AA_01_00_00_00": ["org.bluez.Device1": ["UUIDs": .stringArray([]), "Name": .string("NotifBridge"), "RSSI": .int16(-40)]],
+            "/org/bluez/hci1/dev_00_AA_01_00_00_09": ["org.bluez.Device1": ["UUIDs": .stringArray([]), "Name": .string("NotifBridge-2")]],
+            "/org/bluez/hci1/dev_00_AA_01_00_00_0A": ["org.bluez.Device1": ["Name": .string("Headphones"), "RSSI": .int16(-30)]],
+        ]
+        #expect(BlueZClient.advertiser(in: known, under: "/org/bluez/hci1") == "/org/bluez/hci1/dev_00_AA_01_00_00_00")
         let found = BlueZClient.characteristics(in: objects, of: "/org/bluez/hci1/dev_00_AA_01_00_00_00")
         #expect(found?.inbox == "/org/bluez/hci1/dev_00_AA_01_00_00_00/service0010/char0011")
         #expect(found?.outbox == "/org/bluez/hci1/dev_00_AA_01_00_00_00/service0010/char0013")
