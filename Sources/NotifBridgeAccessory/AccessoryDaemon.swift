@@ -160,32 +160,9 @@ public final class AccessoryDaemon: Sendable {
     private func serve(_ channel: TCPLinkChannel) async {
         let peer = channel.channel.remoteAddress?.description ?? "unknown"
         do {
-            try await channel.executeThenClose { inbound, outbound in
-                let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
-                let link = ChunkLink(
-                    peer: peer,
-                    chunkLength: TCPLink.defaultChunkLength,
-                    inbound: stream,
-                    write: { try await outbound.write(contentsOf: $0) },
-                    close: { channel.channel.close(promise: nil) }
-                )
-                try await withThrowingDiscardingTaskGroup { group in
-                    group.addTask {
-                        do {
-                            for try await item in inbound {
-                                switch item {
-                                case .chunk(let chunk): continuation.yield(.chunk(chunk))
-                                case .invalid(let error): continuation.yield(.invalid(error))
-                                }
-                            }
-                            continuation.finish()
-                        } catch {
-                            continuation.finish(throwing: error)
-                        }
-                    }
-                    await serve(link)
-                    link.close()
-                }
+            try await channel.withChunkLink(peer: peer) { link in
+                await serve(link)
+                link.close()
             }
         } catch {
             logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])

@@ -64,7 +64,19 @@ struct BlueZClient: Sendable {
         }?.0
     }
 
+    /// How long a link this adapter just closed may take to go down before connecting again.
+    static let disconnectGrace = Duration.seconds(10)
+
     func connect(_ device: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws {
+        // A link closed a moment ago (a reconnect) may still be going down; a Connect now
+        // would join it and then lose it.
+        let settled = min(deadline, .now + Self.disconnectGrace)
+        while try await managedObjects()[device]?[BlueZ.device]?["Connected"]?.boolValue == true {
+            guard ContinuousClock.now < settled else {
+                throw BluetoothFailure("\(GATTPeripheral.address(of: device)) is still connected to this adapter; another program may hold the link")
+            }
+            try await Task.sleep(for: GATTCentral.pollInterval)
+        }
         do {
             _ = try await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
         } catch {

@@ -47,32 +47,8 @@ public final class PhoneConnection: Sendable {
         _ body: @Sendable (PhoneConnection) async throws -> T
     ) async throws -> (T, HostSession) {
         let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
-        return try await channel.executeThenClose { inbound, writer in
-            let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
-            let link = ChunkLink(
-                peer: "\(host):\(port)",
-                chunkLength: TCPLink.defaultChunkLength,
-                inbound: stream,
-                write: { try await writer.write(contentsOf: $0) },
-                close: { channel.channel.close(promise: nil) }
-            )
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        for try await item in inbound {
-                            switch item {
-                            case .chunk(let chunk): continuation.yield(.chunk(chunk))
-                            case .invalid(let error): continuation.yield(.invalid(error))
-                            }
-                        }
-                        continuation.finish()
-                    } catch {
-                        continuation.finish(throwing: error)
-                    }
-                }
-                defer { group.cancelAll() }
-                return try await run(over: link, session: session, limits: limits, onEvent: onEvent, body)
-            }
+        return try await channel.withChunkLink(peer: "\(host):\(port)") { link in
+            try await run(over: link, session: session, limits: limits, onEvent: onEvent, body)
         }
     }
 

@@ -86,3 +86,38 @@ public enum TCPLink {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
+
+extension TCPLinkChannel {
+    /// Runs `body` with this connection as a `ChunkLink`, the shape both sides drive every
+    /// transport through, and closes the connection when `body` returns.
+    public func withChunkLink<T: Sendable>(peer: String, _ body: @Sendable (ChunkLink) async throws -> T) async throws -> T {
+        let channel = self.channel
+        return try await executeThenClose { inbound, outbound in
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+            let link = ChunkLink(
+                peer: peer,
+                chunkLength: TCPLink.defaultChunkLength,
+                inbound: stream,
+                write: { try await outbound.write(contentsOf: $0) },
+                close: { channel.close(promise: nil) }
+            )
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await item in inbound {
+                            switch item {
+                            case .chunk(let chunk): continuation.yield(.chunk(chunk))
+                            case .invalid(let error): continuation.yield(.invalid(error))
+                            }
+                        }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                }
+                defer { group.cancelAll() }
+                return try await body(link)
+            }
+        }
+    }
+}
