@@ -175,8 +175,13 @@ public struct ScenarioPlayer: Sendable {
         case .focus(let on):
             progress.focus = on
             say("Focus \(on ? "on" : "off")")
-        case .reconnect, .settle:
+        case .reconnect:
             say("reconnecting")
+            return true
+        case .settle:
+            // Settling needs a link: connect, then take this step again over it.
+            progress.next -= 1
+            say("reconnecting to settle")
             return true
         case .restartAccessory:
             say("restarting the accessory")

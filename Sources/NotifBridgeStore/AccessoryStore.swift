@@ -159,7 +159,7 @@ public final class AccessoryStore: Sendable {
                 }
                 results.append(result)
             }
-            try retention.enforce(db, now: now)
+            guard try retention.enforce(db, now: now) else { return results }
             return try results.map { result in
                 guard case .success(let outcome) = result else { return result }
                 return .success(try Self.refreshed(outcome, db: db))
