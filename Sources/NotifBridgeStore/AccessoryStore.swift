@@ -183,7 +183,7 @@ public final class AccessoryStore: Sendable {
         admit: () -> Bool,
         db: Database
     ) throws -> ApplyOutcome {
-        guard let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) else {
+        guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
             throw UnknownExchange(exchangeID: exchangeID)
         }
         let revision = Revision(epoch: epoch, sequence: event.sequence)
@@ -202,9 +202,8 @@ public final class AccessoryStore: Sendable {
             if let watermark, revision <= watermark {
                 return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
             }
-            try db.execute(sql: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
-            try db.execute(
-                sql: """
+            try db.execute(cached: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
+            try db.execute(cached: """
                     UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
                     WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
                     """,
@@ -241,8 +240,7 @@ public final class AccessoryStore: Sendable {
                 recorded = alertDecision?.coalesced()
                 alert = false
             }
-            try db.execute(
-                sql: """
+            try db.execute(cached: """
                     INSERT OR REPLACE INTO notification
                     (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at, alert_decision)
                     VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
@@ -254,15 +252,13 @@ public final class AccessoryStore: Sendable {
             )
             return ApplyOutcome(decision: decision, stored: true, alerted: alert, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
         case .replace:
-            try db.execute(
-                sql: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+            try db.execute(cached: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
                 arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
             )
             return ApplyOutcome(decision: decision, stored: true, alerted: false, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
         case .markRemoved:
             if existing == nil {
-                try db.execute(
-                    sql: """
+                try db.execute(cached: """
                         INSERT INTO notification
                         (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at)
                         VALUES (?, ?, ?, NULL, 0, 1, ?, ?, ?, ?)
@@ -270,8 +266,7 @@ public final class AccessoryStore: Sendable {
                     arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now, now])
                 )
             } else {
-                try db.execute(
-                    sql: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+                try db.execute(cached: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
                     arguments: StatementArguments([revision.epoch, Int64(revision.sequence), now] + key)
                 )
             }
@@ -280,13 +275,13 @@ public final class AccessoryStore: Sendable {
     }
 
     private static func watermark(_ db: Database) throws -> Revision? {
-        try Row.fetchOne(db, sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1").map {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1")).map {
             Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64))
         }
     }
 
     private static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
-        try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?", arguments: [source, id]).map(record)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
     private static func encodeDecision(_ decision: AlertDecision) throws -> String {
@@ -331,5 +326,13 @@ public final class AccessoryStore: Sendable {
 
     public func notification(source: String, id: String) throws -> StoredNotification? {
         try database.read { db in try Self.fetch(db, source: source, id: id) }
+    }
+}
+
+extension Database {
+    /// Runs a statement compiled once per connection: GRDB caches it by its SQL, so the hot
+    /// path skips parsing and authorizing the same statements for every event.
+    func execute(cached sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }

@@ -31,7 +31,7 @@ public struct Retention: Codable, Sendable, Hashable {
     @discardableResult
     func enforce(_ db: Database, now: Date) throws -> Bool {
         let cutoff = now.addingTimeInterval(-maxAgeDays * 86_400)
-        if let totals = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes, MIN(received_at) AS oldest FROM notification") {
+        if let totals = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes, MIN(received_at) AS oldest FROM notification")) {
             let (count, bytes, oldest): (Int, Int, Date?) = (totals["count"], totals["bytes"], totals["oldest"])
             if count <= maxCount, bytes <= maxBytes, oldest.map({ $0 >= cutoff }) ?? true {
                 return false
