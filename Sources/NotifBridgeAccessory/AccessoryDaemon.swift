@@ -97,8 +97,9 @@ public final class AccessoryDaemon: Sendable {
         )
     }
 
-    /// Serves the links a transport hands over (each BLE central that connects), until the
-    /// stream ends or the task is cancelled.
+    /// Serves the links a transport hands over (each BLE central that connects), until the task
+    /// is cancelled. A stream that ends by itself (bluetoothd went away) is an error, so a
+    /// supervisor can start the accessory again.
     /// - Parameter announce: what the presenter shows once the accessory can be reached.
     public func run(links: AsyncStream<ChunkLink>, announce: DisplayEvent) async throws {
         logger.info("serving links; control socket \(configuration.controlSocketPath)")
@@ -111,6 +112,8 @@ public final class AccessoryDaemon: Sendable {
                         group.addTask { await self.serve(link) }
                     }
                 }
+                try Task.checkCancellation()
+                throw TransportEnded()
             },
             stopTransport: {}
         )
@@ -278,6 +281,11 @@ public final class AccessoryDaemon: Sendable {
             presenter.present(.refused(detail: detail))
         }
     }
+}
+
+/// The transport stopped handing over links while the daemon was running.
+public struct TransportEnded: Error, CustomStringConvertible {
+    public var description: String { "the transport ended (for Bluetooth: bluetoothd left the bus)" }
 }
 
 /// Completes a control request waiting for its message to be sent (or refused).

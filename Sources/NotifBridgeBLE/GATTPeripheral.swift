@@ -64,6 +64,11 @@ public final class GATTPeripheral: Sendable {
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device)) { [weak self] signal in
                 self?.deviceChanged(signal)
             }
+            // bluetoothd going away takes the application and advertisement with it.
+            try await bus.subscribe(matchRule: "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BlueZ.service)'") { [weak self] signal in
+                guard signal.arguments.count == 3, signal.arguments[2].stringValue == "" else { return }
+                self?.bluetoothdGone()
+            }
         } catch {
             throw BluetoothFailure("cannot export the GATT application", error)
         }
@@ -152,6 +157,17 @@ public final class GATTPeripheral: Sendable {
             logger.notice("refused a write: \(error.message)")
             return .error(name: error.name, message: error.message)
         }
+    }
+
+    /// Ends the open link and the link stream, so the daemon stops serving Bluetooth and exits
+    /// (a supervisor starts it again once bluetoothd is back).
+    private func bluetoothdGone() {
+        logger.error("bluetoothd left the bus; the GATT service and advertisement are gone")
+        state.withLock { state in
+            state.inbound?.finish(throwing: BluetoothFailure("bluetoothd left the bus"))
+            state.inbound = nil
+        }
+        linkSink.finish()
     }
 
     private func deviceChanged(_ signal: DBusSignal) {

@@ -117,6 +117,25 @@ struct PeripheralBusTests {
         bluez.bus.close()
     }
 
+    @Test("When bluetoothd leaves the bus, the open link and the link stream end")
+    func bluetoothdGone() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address)
+        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await bluez.write(name, [1])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        var inbound = link.inbound.makeAsyncIterator()
+        _ = try await inbound.next()
+        bluez.bus.close()
+        await #expect(throws: BluetoothFailure.self) { _ = try await inbound.next() }
+        #expect(await links.next() == nil)
+        await peripheral.stop()
+    }
+
     private func chunk(_ item: LinkInbound) -> [UInt8]? {
         if case .chunk(let bytes) = item { return bytes }
         return nil
