@@ -1,7 +1,7 @@
 import NotifBridgeWire
 
 /// Orders every event the accessory applies: first by key exchange (`epoch`, assigned by the
-/// store in the order exchanges completed), then by the host's per-exchange sequence number.
+/// store in the order exchanges completed), then by the host's sequence number.
 public struct Revision: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var epoch: Int64
     public var sequence: UInt64

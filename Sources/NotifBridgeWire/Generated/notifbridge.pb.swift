@@ -515,7 +515,7 @@ public nonisolated struct Notifbridge_V1_HostEvent: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// per exchange, strictly increasing from 1
+  /// assigned by the data provider: increases from 1 for the life of the pairing, never reused
   public var sequence: UInt64 = 0
 
   public var event: Notifbridge_V1_HostEvent.OneOf_Event? = nil
