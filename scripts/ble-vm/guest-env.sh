@@ -140,19 +140,19 @@ nbvm__setup_fail() {
 }
 
 nbvm__start_btvirt() {
-  local attempts=${NBVM_BTVIRT_ATTEMPTS:-5} wait_s=${NBVM_BTVIRT_WAIT:-20} i n t0 timeouts
+  local attempts=${NBVM_BTVIRT_ATTEMPTS:-5} wait_s=${NBVM_BTVIRT_WAIT:-20} want=${NBVM_CONTROLLERS:-3} i n t0 timeouts
   local reset_timeout='hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110'
   for ((i = 1; i <= attempts; i++)); do
     t0=$(date +%s)
     timeouts=$(dmesg | grep -Ec "$reset_timeout")
-    stdbuf -oL -eL btvirt -L -l2 > "$NBVM_LOG_DIR/btvirt-$i.log" 2>&1 &
+    stdbuf -oL -eL btvirt -L "-l$want" > "$NBVM_LOG_DIR/btvirt-$i.log" 2>&1 &
     NBVM_BTVIRT_PID=$!
     # Both controllers must reach the mgmt interface ("Primary controller" in btmgmt info).
     # A controller whose HCI_Reset timed out under TCG never does: restart btvirt then.
     local end=$((t0 + wait_s))
     while :; do
       n=$(nbvm__controllers | wc -l)
-      [ "$n" -ge 2 ] && break
+      [ "$n" -ge "$want" ] && break
       kill -0 "$NBVM_BTVIRT_PID" 2>/dev/null || { nbvm_log "btvirt attempt $i: btvirt exited"; break; }
       if [ "$(dmesg | grep -Ec "$reset_timeout")" -gt "$timeouts" ]; then
         nbvm_log "btvirt attempt $i: a controller's HCI_Reset timed out"
@@ -161,19 +161,19 @@ nbvm__start_btvirt() {
       [ "$(date +%s)" -lt "$end" ] || break
       sleep 0.5
     done
-    if [ "$n" -ge 2 ]; then
-      nbvm_log "btvirt attempt $i: 2 controllers up after $(( $(date +%s) - t0 ))s"
+    if [ "$n" -ge "$want" ]; then
+      nbvm_log "btvirt attempt $i: $want controllers up after $(( $(date +%s) - t0 ))s"
       echo "$i" > /run/nbvm/btvirt-attempts
       return 0
     fi
-    nbvm_log "btvirt attempt $i: only $n of 2 controllers usable after $(( $(date +%s) - t0 ))s; restarting btvirt"
+    nbvm_log "btvirt attempt $i: only $n of $want controllers usable after $(( $(date +%s) - t0 ))s; restarting btvirt"
     kill "$NBVM_BTVIRT_PID" 2>/dev/null; wait "$NBVM_BTVIRT_PID" 2>/dev/null
     # wait for the kernel to drop the old hci devices before the next attempt
     # shellcheck disable=SC2016 # expanded by the inner bash
     nbvm_wait_for 10 bash -c '[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ]'
     sleep 1
   done
-  nbvm__setup_fail "controllers never came up: btvirt -L -l2 did not give 2 usable controllers after $attempts attempts (see btvirt-*.log, dmesg.log)"
+  nbvm__setup_fail "controllers never came up: btvirt -L -l$want did not give $want usable controllers after $attempts attempts (see btvirt-*.log, dmesg.log)"
 }
 
 nbvm_setup() {
@@ -214,7 +214,9 @@ nbvm__setup() {
   ctrls=$(nbvm__controllers)
   read -r PERIPHERAL_ADAPTER PERIPHERAL_ADDR <<<"$(sed -n 1p <<<"$ctrls")"
   read -r CENTRAL_ADAPTER CENTRAL_ADDR <<<"$(sed -n 2p <<<"$ctrls")"
-  export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR
+  # A third controller plays a second iPhone (tests that the accessory serves one at a time).
+  read -r SECOND_CENTRAL_ADAPTER SECOND_CENTRAL_ADDR <<<"$(sed -n 3p <<<"$ctrls")"
+  export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR SECOND_CENTRAL_ADAPTER SECOND_CENTRAL_ADDR
   nbvm_log "controllers: peripheral $PERIPHERAL_ADAPTER $PERIPHERAL_ADDR, central $CENTRAL_ADAPTER $CENTRAL_ADDR"
 
   # One ATT bearer per link (no EATT): notifications sent on several EATT bearers can arrive
@@ -226,7 +228,7 @@ nbvm__setup() {
   NBVM_BLUETOOTHD_PID=$!
   export NBVM_BLUETOOTHD_PID
   local a
-  for a in "$PERIPHERAL_ADAPTER" "$CENTRAL_ADAPTER"; do
+  for a in "$PERIPHERAL_ADAPTER" "$CENTRAL_ADAPTER" ${SECOND_CENTRAL_ADAPTER:+"$SECOND_CENTRAL_ADAPTER"}; do
     nbvm_wait_for 60 busctl --system introspect org.bluez "/org/bluez/$a" org.bluez.Adapter1 \
       || { nbvm__setup_fail "bluetoothd did not export /org/bluez/$a within 60s (see bluetoothd.log)"; return 1; }
     busctl --system set-property org.bluez "/org/bluez/$a" org.bluez.Adapter1 Powered b true 2>/dev/null

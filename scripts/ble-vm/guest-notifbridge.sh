@@ -68,6 +68,33 @@ disconnect_mid_message() {
   nbvm_stop "$ACC_PID"
 }
 
+# While one iPhone holds the link, a second central gets nothing stored and the first iPhone's
+# link and notification are unaffected. (Under btvirt, bluetoothd's service discovery over the
+# second connection fails, so the write refusal itself is covered by PeripheralBusTests.)
+second_central_refused() {
+  local state=/tmp/nb-two bin rc=0 out
+  [ -n "${SECOND_CENTRAL_ADAPTER:-}" ] || { echo "SKIP: no third controller"; return 77; }
+  bin=$(nbvm_bin notifbridge)
+  start_accessory xwing "$state"
+  nbvm_bg phone-first "$bin" phone forward --transport ble --adapter "$CENTRAL_ADAPTER" \
+    --id first --title First --body "holds the link" --linger 40
+  local first=$NBVM_BG_PID
+  if ! nbvm_wait_for 90 grep -q 'receipt #1: stored' "$NBVM_LOG_DIR/phone-first.log"; then
+    cat "$NBVM_LOG_DIR/phone-first.log"; echo "the first iPhone did not deliver its notification"; return 1
+  fi
+  out=$(timeout 120 "$bin" phone forward --transport ble --adapter "$SECOND_CENTRAL_ADAPTER" \
+    --id second --title Second --body "must be refused" --ble-timeout 60 2>&1) || rc=$?
+  echo "$out"
+  nbvm_stop "$first"
+  local listed
+  listed=$("$bin" respond list --state "$state" | grep -v '^ ' | awk '{print $2}' | sort | tr '\n' ' ')
+  nbvm_stop "$ACC_PID"
+  echo "accessory shows: $listed"
+  [ "$rc" != 0 ] || { echo "the second central was served while the first held the link"; return 1; }
+  [ "$listed" = "first " ] || { echo "expected only the first iPhone's notification"; return 1; }
+}
+
 nbvm_test ble-forward-xwing forward_corpus xwing
 nbvm_test ble-forward-p256 forward_corpus p256
 nbvm_test ble-disconnect-mid-message disconnect_mid_message
+nbvm_test ble-second-central-refused second_central_refused
