@@ -19,13 +19,30 @@ public struct AlertDecision: Codable, Sendable, Hashable {
     public var persistent: Bool
     /// Why, in words for logs and the policy command; never notification content.
     public var reason: String
+    /// Calls, timers, critical and time-sensitive alerts: what a person must not miss because
+    /// other notifications arrived in a burst.
+    public var urgent: Bool
 
-    public init(presentation: Presentation, sound: Sound, haptic: Haptic, persistent: Bool, reason: String) {
+    public init(presentation: Presentation, sound: Sound, haptic: Haptic, persistent: Bool, reason: String, urgent: Bool = false) {
         self.presentation = presentation
         self.sound = sound
         self.haptic = haptic
         self.persistent = persistent
         self.reason = reason
+        self.urgent = urgent
+    }
+
+    private enum CodingKeys: String, CodingKey { case presentation, sound, haptic, persistent, reason, urgent }
+
+    /// Decisions stored before `urgent` existed read as not urgent.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        presentation = try container.decode(Presentation.self, forKey: .presentation)
+        sound = try container.decode(Sound.self, forKey: .sound)
+        haptic = try container.decode(Haptic.self, forKey: .haptic)
+        persistent = try container.decode(Bool.self, forKey: .persistent)
+        reason = try container.decode(String.self, forKey: .reason)
+        urgent = try container.decodeIfPresent(Bool.self, forKey: .urgent) ?? false
     }
 
     public var alerts: Bool { presentation == .alert }
@@ -34,9 +51,8 @@ public struct AlertDecision: Codable, Sendable, Hashable {
         AlertDecision(presentation: .list, sound: .none, haptic: .none, persistent: persistent, reason: reason)
     }
 
-    /// Calls, timers, critical and time-sensitive alerts: what a person must not miss because
-    /// other notifications arrived in a burst. They alert even when the burst limit is reached.
-    public var bypassesBurstLimit: Bool { presentation == .alert && (persistent || haptic == .double) }
+    /// Urgent alerts alert even when the burst limit is reached.
+    public var bypassesBurstLimit: Bool { presentation == .alert && urgent }
 
     /// The same notification, held back because too many alerted just now.
     public func coalesced() -> AlertDecision {
@@ -115,7 +131,7 @@ public enum AlertPolicy {
             guard input.shouldAlert || (input.canAlert && input.suppressedByFocus) else {
                 return .list("critical, but iOS did not allow it to alert")
             }
-            return AlertDecision(presentation: .alert, sound: input.ignoresSilentMode == nil ? .none : .evenInSilentMode, haptic: .long, persistent: true, reason: "critical alert")
+            return AlertDecision(presentation: .alert, sound: input.ignoresSilentMode == nil ? .none : .evenInSilentMode, haptic: .long, persistent: true, reason: "critical alert", urgent: true)
         }
         guard input.shouldAlert else {
             if input.suppressedByFocus { return .list("silenced by the iPhone's Focus") }
@@ -140,6 +156,7 @@ public enum AlertPolicy {
         }
         var reason = keywordAlert.map { "alert by keyword rule \"\($0.match)\"" } ?? "iOS recommends alerting"
         if input.kind == .unknown { reason += " (unknown kind, treated as a notification)" }
-        return AlertDecision(presentation: .alert, sound: sound, haptic: haptic, persistent: input.kind == .incomingCall || input.kind == .timer, reason: reason)
+        let ringsUntilAnswered = input.kind == .incomingCall || input.kind == .timer
+        return AlertDecision(presentation: .alert, sound: sound, haptic: haptic, persistent: ringsUntilAnswered, reason: reason, urgent: ringsUntilAnswered || input.timeSensitive)
     }
 }
