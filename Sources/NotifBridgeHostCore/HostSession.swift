@@ -197,7 +197,7 @@ public struct HostSession: Sendable {
         } catch {
             throw .notificationTooLarge(error.description)
         }
-        let length = WireCodec.encode(TransportRelay.sealed(Data(count: outbound.plaintext.count + FeatureCipher.overhead))).count
+        let length = TransportRelay.sealedLength(ciphertextLength: outbound.plaintext.count + FeatureCipher.overhead)
         guard length <= security.maxMessageLength else {
             throw .notificationTooLarge("the sealed event is \(length) bytes; the accessory accepts at most \(security.maxMessageLength)")
         }

@@ -96,6 +96,12 @@ struct RelayTests {
         #expect(throws: AccessoryMessageError.transportUnavailable) { try relay.outbound(message) }
     }
 
+    @Test("The sealed length is computed exactly as encoding gives it, across varint boundaries", arguments: [0, 1, 28, 100, 122, 123, 124, 125, 126, 127, 128, 16_379, 16_380, 16_381, 16_383, 16_384, 262_144])
+    func sealedLength(ciphertextLength: Int) {
+        let encoded = WireCodec.encode(TransportRelay.sealed(Data(count: ciphertextLength))).count
+        #expect(TransportRelay.sealedLength(ciphertextLength: ciphertextLength) == encoded)
+    }
+
     @Test("Data provider: numbers are used only when sent, and a receipt settles its event")
     func forwarderNumbers() throws {
         var forwarder = NotificationsForwarder(nextSequence: 41)

@@ -49,6 +49,24 @@ public struct TransportRelay: Sendable {
         return link
     }
 
+    /// The encoded length of `sealed(ciphertext)` for a ciphertext of this length, without
+    /// building it: `LinkMessage.sealed` (field 6) holding `feature_ref` (field 1, a one-byte
+    /// value) and `ciphertext` (field 3). The system checks every event against the
+    /// accessory's maximum before sealing it.
+    public static func sealedLength(ciphertextLength length: Int) -> Int {
+        let inner = 2 + (length > 0 ? 1 + varintLength(length) + length : 0)
+        return 1 + varintLength(inner) + inner
+    }
+
+    private static func varintLength(_ value: Int) -> Int {
+        var value = UInt64(value), bytes = 1
+        while value >= 0x80 {
+            value >>= 7
+            bytes += 1
+        }
+        return bytes
+    }
+
     /// An accessory's Sealed message becomes what the relay hands to `sendMessageToDataProvider`.
     public func inbound(_ sealed: Notifbridge_V1_Sealed) -> TransportMessage? {
         guard sealed.featureRef == Self.notificationsRef else { return nil }
