@@ -29,6 +29,12 @@ enum BlueZ {
         return "/org/bluez/\(name)"
     }
 
+    /// `00:AA:01:01:00:01` from `/org/bluez/hci0/dev_00_AA_01_01_00_01`.
+    static func address(of device: String) -> String {
+        guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return device }
+        return String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })
+    }
+
     /// A match rule for PropertiesChanged signals of `interface` sent by bluetoothd, optionally
     /// for one object.
     static func propertiesChangedRule(interface: String, path: String? = nil) -> String {

@@ -73,14 +73,14 @@ struct BlueZClient: Sendable {
         let settled = min(deadline, .now + Self.disconnectGrace)
         while try await managedObjects()[device]?[BlueZ.device]?["Connected"]?.boolValue == true {
             guard ContinuousClock.now < settled else {
-                throw BluetoothFailure("\(GATTPeripheral.address(of: device)) is still connected to this adapter; another program may hold the link")
+                throw BluetoothFailure("\(BlueZ.address(of: device)) is still connected to this adapter; another program may hold the link")
             }
             try await Task.sleep(for: GATTCentral.pollInterval)
         }
         do {
             _ = try await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
         } catch {
-            throw BluetoothFailure("cannot connect to \(GATTPeripheral.address(of: device))", error)
+            throw BluetoothFailure("cannot connect to \(BlueZ.address(of: device))", error)
         }
         while ContinuousClock.now < deadline {
             if try await managedObjects()[device]?[BlueZ.device]?["ServicesResolved"]?.boolValue == true { return }
@@ -93,7 +93,7 @@ struct BlueZClient: Sendable {
     func characteristics(of device: String) async throws -> (inbox: String, outbox: String) {
         let objects = try await managedObjects()
         guard let found = Self.characteristics(in: objects, of: device) else {
-            throw BluetoothFailure("\(GATTPeripheral.address(of: device)) has no NotifBridge inbox and outbox characteristics")
+            throw BluetoothFailure("\(BlueZ.address(of: device)) has no NotifBridge inbox and outbox characteristics")
         }
         return found
     }

@@ -65,10 +65,10 @@ public enum GATTCentral {
         }
         let mtu = await client.mtu(of: inbox) ?? CentralArbiter.defaultATTMTU
         let chunkLength = GATTProfile.chunkLength(forATTMTU: mtu)
-        logger.info("connected to \(GATTPeripheral.address(of: device)); ATT MTU \(mtu), chunks of \(chunkLength) bytes")
+        logger.info("connected to \(BlueZ.address(of: device)); ATT MTU \(mtu), chunks of \(chunkLength) bytes")
         let writeType = options.withoutResponse ? "command" : "request"
         return ChunkLink(
-            peer: "BLE \(GATTPeripheral.address(of: device))",
+            peer: "BLE \(BlueZ.address(of: device))",
             chunkLength: chunkLength,
             inbound: inbound,
             write: { chunks in

@@ -188,9 +188,9 @@ public final class GATTPeripheral: Sendable {
                     state.generation += 1
                     return state.generation
                 }
-                logger.info("central \(Self.address(of: device)) connected; chunks of \(chunkLength) bytes")
+                logger.info("central \(BlueZ.address(of: device)) connected; chunks of \(chunkLength) bytes")
                 linkSink.yield(ChunkLink(
-                    peer: "BLE \(Self.address(of: device))",
+                    peer: "BLE \(BlueZ.address(of: device))",
                     chunkLength: chunkLength,
                     inbound: inbound,
                     write: { [weak self] chunks in try await self?.notify(chunks, generation: generation) },
@@ -201,7 +201,7 @@ public final class GATTPeripheral: Sendable {
             case .chunkLength(let length):
                 _ = state.withLock { $0.inbound?.yield(.chunkLength(length)) }
             case .close(let device, let reason):
-                logger.info("central \(Self.address(of: device)) gone: \(reason)")
+                logger.info("central \(BlueZ.address(of: device)) gone: \(reason)")
                 state.withLock { state in
                     state.inbound?.finish()
                     state.inbound = nil
@@ -236,11 +236,5 @@ public final class GATTPeripheral: Sendable {
         Task {
             _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
         }
-    }
-
-    /// `00:AA:01:01:00:01` from `/org/bluez/hci0/dev_00_AA_01_01_00_01`.
-    static func address(of device: String) -> String {
-        guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return device }
-        return String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })
     }
 }

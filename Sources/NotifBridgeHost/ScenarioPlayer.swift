@@ -117,17 +117,19 @@ public struct ScenarioPlayer: Sendable {
             progress.next += 1
             switch step {
             case .operation(let spec):
-                let sequence = try connection.send(spec.operation(focus: progress.focus))
+                let operation = spec.operation(focus: progress.focus)
+                let sequence = try connection.send(operation)
                 progress.sent += 1
-                say("sent \(spec.operation(focus: progress.focus).summaryLine) as #\(sequence)")
+                say("sent \(operation.summaryLine) as #\(sequence)")
             case .focus(let on):
                 progress.focus = on
                 say("Focus \(on ? "on" : "off")")
             case .disconnect(let during):
                 if let during {
-                    let sequence = try connection.sendFirstChunkOnly(during.operation(focus: progress.focus))
+                    let operation = during.operation(focus: progress.focus)
+                    let sequence = try connection.sendFirstChunkOnly(operation)
                     progress.sent += 1
-                    say("sent the first chunk of \(during.operation(focus: progress.focus).summaryLine) (#\(sequence)), then dropped the link")
+                    say("sent the first chunk of \(operation.summaryLine) (#\(sequence)), then dropped the link")
                 } else {
                     say("dropped the link")
                 }

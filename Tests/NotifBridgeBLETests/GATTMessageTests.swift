@@ -78,8 +78,8 @@ struct GATTMessageTests {
 
     @Test("A device's address comes from its object path")
     func address() {
-        #expect(GATTPeripheral.address(of: Self.device) == "00:AA:01:01:00:01")
-        #expect(GATTPeripheral.address(of: "/org/bluez/hci0") == "/org/bluez/hci0")
+        #expect(BlueZ.address(of: Self.device) == "00:AA:01:01:00:01")
+        #expect(BlueZ.address(of: "/org/bluez/hci0") == "/org/bluez/hci0")
     }
 
     @Test("The central finds the advertiser and its two characteristics in bluetoothd's objects")
