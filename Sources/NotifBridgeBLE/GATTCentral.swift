@@ -25,7 +25,19 @@ public enum GATTCentral {
     /// How often discovery and connection state are polled.
     static let pollInterval = Duration.milliseconds(250)
 
-    public static func connect(_ options: Options, bus address: DBusBusAddress = .system, logger: Logger) async throws -> ChunkLink {
+    /// An open GATT connection: its link, and a way to wait until it is really gone.
+    public struct Connection: Sendable {
+        public let link: ChunkLink
+        fileprivate let disconnector: Disconnector
+
+        /// Closes the link if it is open and waits until bluetoothd has disconnected. A process
+        /// about to exit calls it, or the connection outlives it and blocks the next scan.
+        public func disconnect() async {
+            await disconnector.run()
+        }
+    }
+
+    public static func connect(_ options: Options, bus address: DBusBusAddress = .system, logger: Logger) async throws -> Connection {
         guard let adapterPath = BlueZ.adapterPath(options.adapter) else {
             throw BluetoothFailure("\"\(options.adapter)\" is not an adapter name such as hci1")
         }
@@ -47,7 +59,7 @@ public enum GATTCentral {
         }
     }
 
-    private static func link(bus: DBusConnection, client: BlueZClient, device: String, inbox: String, outbox: String, options: Options, logger: Logger) async throws -> ChunkLink {
+    private static func link(bus: DBusConnection, client: BlueZClient, device: String, inbox: String, outbox: String, options: Options, logger: Logger) async throws -> Connection {
         let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
         do {
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.gattCharacteristic, path: outbox)) { signal in
@@ -67,7 +79,12 @@ public enum GATTCentral {
         let chunkLength = GATTProfile.chunkLength(forATTMTU: mtu)
         logger.info("connected to \(BlueZ.address(of: device)); ATT MTU \(mtu), chunks of \(chunkLength) bytes")
         let writeType = options.withoutResponse ? "command" : "request"
-        return ChunkLink(
+        let disconnector = Disconnector {
+            continuation.finish()
+            _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
+            bus.close()
+        }
+        let link = ChunkLink(
             peer: "BLE \(BlueZ.address(of: device))",
             chunkLength: chunkLength,
             inbound: inbound,
@@ -85,13 +102,35 @@ public enum GATTCentral {
                     }
                 }
             },
-            close: {
-                continuation.finish()
-                Task {
-                    _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
-                    bus.close()
-                }
-            }
+            close: { disconnector.start() }
         )
+        return Connection(link: link, disconnector: disconnector)
+    }
+}
+
+/// Runs a disconnect once, however often the link is closed, and lets callers wait for it.
+final class Disconnector: Sendable {
+    private let work: @Sendable () async -> Void
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ work: @escaping @Sendable () async -> Void) {
+        self.work = work
+    }
+
+    func start() {
+        _ = started()
+    }
+
+    func run() async {
+        await started().value
+    }
+
+    private func started() -> Task<Void, Never> {
+        task.withLock { task in
+            if let task { return task }
+            let started = Task { await work() }
+            task = started
+            return started
+        }
     }
 }

@@ -42,13 +42,25 @@ struct PhoneTarget: ParsableArguments {
         case .tcp:
             return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
         case .ble:
-            return try await PhoneConnection.run(over: try await openBluetoothLink(), session: session, onEvent: onEvent, body)
+            #if canImport(NotifBridgeBLE)
+            let bluetooth = try await openBluetoothLink()
+            do {
+                let result = try await PhoneConnection.run(over: bluetooth.link, session: session, onEvent: onEvent, body)
+                await bluetooth.disconnect()
+                return result
+            } catch {
+                await bluetooth.disconnect()
+                throw error
+            }
+            #else
+            throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
+            #endif
         }
     }
 
-    /// Finds the accessory over Bluetooth, connects and subscribes: one GATT link.
-    func openBluetoothLink() async throws -> ChunkLink {
-        #if canImport(NotifBridgeBLE)
+    #if canImport(NotifBridgeBLE)
+    /// Finds the accessory over Bluetooth, connects and subscribes: one GATT connection.
+    func openBluetoothLink() async throws -> GATTCentral.Connection {
         guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
         let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
         do {
@@ -56,10 +68,8 @@ struct PhoneTarget: ParsableArguments {
         } catch {
             throw CommandFailure("\(error)")
         }
-        #else
-        throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
-        #endif
     }
+    #endif
 }
 
 extension PhoneCommand {

@@ -7,6 +7,9 @@ import NotifBridgeHostCore
 import NotifBridgeScenario
 import NotifBridgeTCP
 import Synchronization
+#if canImport(NotifBridgeBLE)
+import NotifBridgeBLE
+#endif
 
 extension PhoneCommand {
     /// Plays a scenario file against an accessory and checks what it holds afterwards.
@@ -103,7 +106,12 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
     func endpoint() async throws -> PhoneEndpoint {
         switch target.transport {
         case .tcp: .tcp(host: host, port: port)
-        case .ble: .link(try await target.openBluetoothLink())
+        case .ble:
+            #if canImport(NotifBridgeBLE)
+            .link(try await target.openBluetoothLink().link)
+            #else
+            throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
+            #endif
         }
     }
 

@@ -9,9 +9,24 @@ set -euo pipefail
 REPO=$NBVM_REPO
 CORPUS=$REPO/Fixtures/corpus/messages-thread.json
 
+# no_connections: true once bluetoothd reports no connected device on any adapter.
+no_connections() {
+  local d
+  for d in $(busctl --system tree org.bluez --list 2>/dev/null | grep -E '^/org/bluez/hci[0-9]+/dev_[0-9A-F_]+$'); do
+    [ "$(busctl --system get-property org.bluez "$d" org.bluez.Device1 Connected 2>/dev/null)" != "b true" ] || return 1
+  done
+}
+
 # start_accessory SUITE STATE: the daemon advertising on the peripheral controller; sets ACC_PID.
+# Each test starts from no open connection: an earlier one still closing keeps the emulated
+# central controller from scanning.
 start_accessory() {
   local bin
+  local waited=0
+  until no_connections; do
+    [ "$waited" -lt 60 ] || { echo "a connection from the previous test is still open"; return 1; }
+    sleep 0.5; waited=$((waited + 1))
+  done
   bin=$(nbvm_bin notifbridge)
   nbvm_bg "accessory-$1" "$bin" accessory --transport ble --adapter "$PERIPHERAL_ADAPTER" \
     --suite "$1" --state "$2" --log-level info
