@@ -17,6 +17,12 @@ public final class GATTPeripheral: Sendable {
     private let logger: Logger
     private let state: Mutex<State>
     private let linkSink: AsyncStream<ChunkLink>.Continuation
+    private let resubscribeGrace: Duration
+
+    /// How long a notification waits for a central that unsubscribed to subscribe again
+    /// before the link is given up. iOS resubscribes within a second or two after a
+    /// reconnect; an emulated controller can take several.
+    public static let defaultResubscribeGrace = Duration.seconds(20)
 
     private struct State {
         var arbiter = CentralArbiter()
@@ -25,8 +31,9 @@ public final class GATTPeripheral: Sendable {
         var generation = 0
     }
 
-    private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, logger: Logger) {
+    private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, resubscribeGrace: Duration, logger: Logger) {
         self.bus = bus
+        self.resubscribeGrace = resubscribeGrace
         self.adapter = adapter
         self.adapterPath = adapterPath
         self.name = name
@@ -37,7 +44,13 @@ public final class GATTPeripheral: Sendable {
 
     /// Connects to the system bus, exports the application and registers it and the
     /// advertisement on `adapter` (e.g. "hci0").
-    public static func start(adapter: String, name: String = GATTProfile.advertisedName, bus address: DBusBusAddress = .system, logger: Logger) async throws -> GATTPeripheral {
+    public static func start(
+        adapter: String,
+        name: String = GATTProfile.advertisedName,
+        bus address: DBusBusAddress = .system,
+        resubscribeGrace: Duration = defaultResubscribeGrace,
+        logger: Logger
+    ) async throws -> GATTPeripheral {
         guard let adapterPath = BlueZ.adapterPath(adapter) else {
             throw BluetoothFailure("\"\(adapter)\" is not an adapter name such as hci0")
         }
@@ -45,7 +58,7 @@ public final class GATTPeripheral: Sendable {
         do { bus = try await DBusConnection.connect(to: address) } catch {
             throw BluetoothFailure("cannot reach the system bus (is dbus running, and may this user talk to bluetoothd?)", error)
         }
-        let peripheral = GATTPeripheral(bus: bus, adapter: adapter, adapterPath: adapterPath, name: name, logger: logger)
+        let peripheral = GATTPeripheral(bus: bus, adapter: adapter, adapterPath: adapterPath, name: name, resubscribeGrace: resubscribeGrace, logger: logger)
         do {
             try await peripheral.register()
         } catch {
@@ -136,8 +149,8 @@ public final class GATTPeripheral: Sendable {
             state.withLock { $0.arbiter.startNotify() }
             return .empty
         case (GATTApplication.outbox, BlueZ.gattCharacteristic, "StopNotify"):
-            logger.info("the central unsubscribed from the outbox")
-            apply(state.withLock { $0.arbiter.stopNotify() })
+            logger.info("the outbox has no subscriber now")
+            state.withLock { $0.arbiter.stopNotify() }
             return .empty
         case (GATTApplication.inbox, BlueZ.gattCharacteristic, "ReadValue"), (GATTApplication.outbox, BlueZ.gattCharacteristic, "ReadValue"):
             return .error(name: BlueZ.notSupported, message: "NotifBridge characteristics are not readable")
@@ -213,12 +226,12 @@ public final class GATTPeripheral: Sendable {
     // MARK: Outbound
 
     /// Notifies chunks to the subscribed central, one PropertiesChanged each. A chunk longer
-    /// than the link's ATT MTU allows is never written.
+    /// than the link's ATT MTU allows is never written. While bluetoothd reports no subscriber,
+    /// it waits up to `resubscribeGrace` for one.
     private func notify(_ chunks: [[UInt8]], generation: Int) async throws {
         for chunk in chunks {
+            try await waitForSubscriber(generation: generation)
             try state.withLock { state throws(BluetoothFailure) in
-                guard state.generation == generation, state.inbound != nil else { throw BluetoothFailure("the central is gone") }
-                guard state.arbiter.notifying else { throw BluetoothFailure("the central has not subscribed to the outbox") }
                 guard chunk.count <= state.arbiter.chunkLength else {
                     throw BluetoothFailure("a \(chunk.count)-byte chunk exceeds the link's \(state.arbiter.chunkLength)-byte ATT payload")
                 }
@@ -229,6 +242,31 @@ public final class GATTPeripheral: Sendable {
             }
         }
     }
+
+    /// Returns once the link may notify; throws when it ended or nobody subscribed in time.
+    private func waitForSubscriber(generation: Int) async throws {
+        let deadline = ContinuousClock.now + resubscribeGrace
+        var waited = false
+        while true {
+            let ready = try state.withLock { state throws(BluetoothFailure) in
+                guard state.generation == generation, state.inbound != nil else { throw BluetoothFailure("the central is gone") }
+                return state.arbiter.mayNotify
+            }
+            if ready {
+                if waited { logger.info("the central subscribed to the outbox again") }
+                return
+            }
+            guard ContinuousClock.now < deadline else {
+                throw BluetoothFailure("the central unsubscribed from the outbox and did not subscribe again within \(resubscribeGrace)")
+            }
+            if !waited { logger.info("waiting up to \(resubscribeGrace) for the central to subscribe to the outbox") }
+            waited = true
+            try await Task.sleep(for: Self.subscriberPoll)
+        }
+    }
+
+    /// How often a waiting notification checks the subscription; short next to a link's pace.
+    private static let subscriberPoll = Duration.milliseconds(20)
 
     /// Ends a link from the accessory's side by disconnecting the central.
     private func disconnect(_ device: String) {

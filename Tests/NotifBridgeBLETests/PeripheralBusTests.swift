@@ -136,6 +136,82 @@ struct PeripheralBusTests {
         await peripheral.stop()
     }
 
+    /// The order of the failing VM run: the central subscribed, bluetoothd reported it gone
+    /// (StopNotify) before the central's first write, and it subscribed again only after
+    /// the link opened. The accessory's first notification waits for the new subscription
+    /// instead of failing the link.
+    @Test("A subscription that comes and goes around the first write: notifications wait for the resubscription")
+    func resubscribeAroundFirstWrite() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address)
+        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: .seconds(30), logger: Self.quiet)
+        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        try await bluez.watchNotifications(from: name)
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StopNotify")
+        try await bluez.write(name, [1])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+
+        let reply = Task { try await link.write([[0xA1], [0xA2]]) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(bluez.record.notified.withLock { $0.isEmpty }, "nothing is notified while nobody is subscribed")
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await reply.value
+        try await waitUntil { bluez.record.notified.withLock { $0.count } == 2 }
+        #expect(bluez.record.notified.withLock { $0 } == [[0xA1], [0xA2]])
+
+        // Unsubscribed and subscribed again in the middle of the link: it carries on.
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StopNotify")
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await bluez.write(name, [2])
+        try await link.write([[0xA3]])
+        try await waitUntil { bluez.record.notified.withLock { $0.count } == 3 }
+        var inbound = link.inbound.makeAsyncIterator()
+        #expect(try await inbound.next().map(chunk) == [1])
+        #expect(try await inbound.next().map(chunk) == [2])
+        await peripheral.stop()
+        bluez.bus.close()
+    }
+
+    @Test("A central bluetoothd never reported as subscribed (its CCC predates this process) is notified")
+    func subscriptionNeverReported() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address)
+        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, logger: Self.quiet)
+        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        try await bluez.watchNotifications(from: name)
+        try await bluez.write(name, [1])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        try await link.write([[0xB1]])
+        try await waitUntil { bluez.record.notified.withLock { $0.count } == 1 }
+        await peripheral.stop()
+        bluez.bus.close()
+    }
+
+    @Test("A central that unsubscribed and stays unsubscribed past the grace loses its link with a clear error")
+    func unsubscribedPastGrace() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address)
+        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: .milliseconds(300), logger: Self.quiet)
+        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await bluez.write(name, [1])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StopNotify")
+        let error = await #expect(throws: BluetoothFailure.self) { try await link.write([[0xC1]]) }
+        #expect(error?.description.contains("did not subscribe again") == true)
+        await peripheral.stop()
+        bluez.bus.close()
+    }
+
+    private static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
     private func chunk(_ item: LinkInbound) -> [UInt8]? {
         if case .chunk(let bytes) = item { return bytes }
         return nil
