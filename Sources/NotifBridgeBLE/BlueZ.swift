@@ -29,6 +29,11 @@ enum BlueZ {
         return "/org/bluez/\(name)"
     }
 
+    /// `hci1` from `/org/bluez/hci1`.
+    static func adapterName(of path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
     /// `00:AA:01:01:00:01` from `/org/bluez/hci0/dev_00_AA_01_01_00_01`.
     static func address(of device: String) -> String {
         guard let last = device.split(separator: "/").last, last.hasPrefix("dev_") else { return device }

@@ -25,25 +25,45 @@ struct BlueZClient: Sendable {
     }
 
     /// Scans with a filter for the NotifBridge service until a device under `adapterPath`
-    /// advertises it.
-    func discover(on adapterPath: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws -> String {
+    /// advertises it. A scan that has found nothing for `restartAfter` is stopped and started
+    /// again: a controller whose scan enable was lost (an HCI command timing out) scans again.
+    func discover(on adapterPath: String, until deadline: ContinuousClock.Instant, restartAfter: Duration, logger: Logger) async throws -> String {
+        let adapter = BlueZ.adapterName(of: adapterPath)
         do {
             _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter",
                                    arguments: [.properties(["UUIDs": .stringArray([GATTProfile.serviceUUID.lowercased()]), "Transport": .string("le")])])
-            _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
         } catch {
-            throw BluetoothFailure("cannot scan on \(adapterPath)", error)
+            throw BluetoothFailure("cannot scan on \(adapter)", error)
         }
         defer {
             let bus = self.bus
             Task { _ = try? await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery") }
         }
-        logger.info("scanning on \(adapterPath) for the NotifBridge service")
+        let started = ContinuousClock.now
+        var scans = 0
         while ContinuousClock.now < deadline {
-            if let device = Self.advertiser(in: try await managedObjects(), under: adapterPath) { return device }
-            try await Task.sleep(for: GATTCentral.pollInterval)
+            if scans > 0 {
+                logger.notice("no NotifBridge accessory seen on \(adapter) yet; restarting the scan")
+                _ = try? await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
+            }
+            do {
+                _ = try await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
+            } catch {
+                throw BluetoothFailure("cannot scan on \(adapter)", error)
+            }
+            scans += 1
+            logger.info("scanning on \(adapter) for the NotifBridge service")
+            let scanEnd = min(deadline, .now + restartAfter)
+            while ContinuousClock.now < scanEnd {
+                if let device = Self.advertiser(in: try await managedObjects(), under: adapterPath) { return device }
+                try await Task.sleep(for: GATTCentral.pollInterval)
+            }
         }
-        throw BluetoothFailure("no accessory advertising the NotifBridge service was found")
+        let seconds = (ContinuousClock.now - started).components.seconds
+        throw BluetoothFailure("""
+            no accessory advertising the NotifBridge service (\(GATTProfile.serviceUUID)) or named "\(GATTProfile.advertisedName)" \
+            was seen on \(adapter) in \(seconds) s (\(scans) scan\(scans == 1 ? "" : "s")); is it running, advertising and in range?
+            """)
     }
 
     /// The first device under the adapter that advertises the service. bluetoothd stops
@@ -70,13 +90,7 @@ struct BlueZClient: Sendable {
     func connect(_ device: String, until deadline: ContinuousClock.Instant, logger: Logger) async throws {
         // A link closed a moment ago (a reconnect) may still be going down; a Connect now
         // would join it and then lose it.
-        let settled = min(deadline, .now + Self.disconnectGrace)
-        while try await managedObjects()[device]?[BlueZ.device]?["Connected"]?.boolValue == true {
-            guard ContinuousClock.now < settled else {
-                throw BluetoothFailure("\(BlueZ.address(of: device)) is still connected to this adapter; another program may hold the link")
-            }
-            try await Task.sleep(for: GATTCentral.pollInterval)
-        }
+        try await waitUntilDisconnected(device, until: min(deadline, .now + Self.disconnectGrace))
         do {
             _ = try await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Connect", timeout: .seconds(30))
         } catch {
@@ -89,13 +103,31 @@ struct BlueZClient: Sendable {
         throw BluetoothFailure("the accessory's services were not resolved in time")
     }
 
-    /// The inbox and outbox characteristics of the device's NotifBridge service.
-    func characteristics(of device: String) async throws -> (inbox: String, outbox: String) {
-        let objects = try await managedObjects()
-        guard let found = Self.characteristics(in: objects, of: device) else {
-            throw BluetoothFailure("\(BlueZ.address(of: device)) has no NotifBridge inbox and outbox characteristics")
+    func waitUntilDisconnected(_ device: String, until deadline: ContinuousClock.Instant) async throws {
+        while try await managedObjects()[device]?[BlueZ.device]?["Connected"]?.boolValue == true {
+            guard ContinuousClock.now < deadline else {
+                throw BluetoothFailure("\(BlueZ.address(of: device)) is still connected to this adapter; another program may hold the link")
+            }
+            try await Task.sleep(for: GATTCentral.pollInterval)
         }
-        return found
+    }
+
+    /// Disconnects and removes the device with everything bluetoothd cached of it, so that the
+    /// next connection discovers its services afresh. Best effort: either may already be gone.
+    func forget(_ device: String, adapterPath: String, until deadline: ContinuousClock.Instant) async {
+        _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
+        try? await waitUntilDisconnected(device, until: min(deadline, .now + Self.disconnectGrace))
+        _ = try? await bus.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "RemoveDevice", arguments: [.objectPath(device)])
+    }
+
+    /// The device's NotifBridge characteristics once bluetoothd exports them; nil when they
+    /// are still missing at `deadline` (its cache of the device lost them).
+    func characteristics(of device: String, until deadline: ContinuousClock.Instant) async throws -> (inbox: String, outbox: String)? {
+        while true {
+            if let found = Self.characteristics(in: try await managedObjects(), of: device) { return found }
+            guard ContinuousClock.now < deadline else { return nil }
+            try await Task.sleep(for: GATTCentral.pollInterval)
+        }
     }
 
     static func characteristics(in objects: DBusManagedObjects, of device: String) -> (inbox: String, outbox: String)? {

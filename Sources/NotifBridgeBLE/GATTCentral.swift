@@ -14,11 +14,19 @@ public enum GATTCentral {
         public var timeout: Duration
         /// Write without response (write commands) instead of write requests.
         public var withoutResponse: Bool
+        /// How long one scan may find nothing before it is stopped and started again.
+        public var scanRestart: Duration
+        /// How long a connected accessory's characteristics may take to appear in bluetoothd's
+        /// objects before its cache of the device is dropped and its services resolved again.
+        public var servicesGrace: Duration
 
-        public init(adapter: String, timeout: Duration = .seconds(60), withoutResponse: Bool = false) {
+        public init(adapter: String, timeout: Duration = .seconds(60), withoutResponse: Bool = false,
+                    scanRestart: Duration = .seconds(15), servicesGrace: Duration = .seconds(5)) {
             self.adapter = adapter
             self.timeout = timeout
             self.withoutResponse = withoutResponse
+            self.scanRestart = scanRestart
+            self.servicesGrace = servicesGrace
         }
     }
 
@@ -49,10 +57,20 @@ public enum GATTCentral {
             let deadline = ContinuousClock.now + options.timeout
             let client = BlueZClient(bus: bus)
             try await client.setPowered(adapterPath)
-            let device = try await client.discover(on: adapterPath, until: deadline, logger: logger)
-            try await client.connect(device, until: deadline, logger: logger)
-            let (inbox, outbox) = try await client.characteristics(of: device)
-            return try await link(bus: bus, client: client, device: device, inbox: inbox, outbox: outbox, options: options, logger: logger)
+            while true {
+                let device = try await client.discover(on: adapterPath, until: deadline, restartAfter: options.scanRestart, logger: logger)
+                try await client.connect(device, until: deadline, logger: logger)
+                if let (inbox, outbox) = try await client.characteristics(of: device, until: min(deadline, .now + options.servicesGrace)) {
+                    return try await link(bus: bus, client: client, device: device, inbox: inbox, outbox: outbox, options: options, logger: logger)
+                }
+                // bluetoothd dropped the services it had cached (a Service Changed from an
+                // accessory that re-registered); a fresh discovery resolves them again.
+                await client.forget(device, adapterPath: adapterPath, until: deadline)
+                guard ContinuousClock.now < deadline else {
+                    throw BluetoothFailure("\(BlueZ.address(of: device)) has no NotifBridge inbox and outbox characteristics, even after resolving its services again")
+                }
+                logger.notice("\(BlueZ.address(of: device)) showed no NotifBridge characteristics; forgot it and scanning again to resolve its services afresh")
+            }
         } catch {
             bus.close()
             throw error
