@@ -101,10 +101,12 @@ struct Forward: AsyncParsableCommand {
     @Flag(help: "Mark the notification as not alerting (shouldAlert false).") var silent = false
 
     @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
+    @Option(help: "Seconds to wait for the key exchange, and then for the receipts.") var timeout: Double = 15
 
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
         if file == nil, op == .add || op == .update, title == nil, body == nil {
             throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
         }
@@ -115,7 +117,7 @@ struct Forward: AsyncParsableCommand {
         let operations = try loadOperations()
         let printer = PhonePrinter()
         let summary = try await target.connect(onEvent: printer.print) { connection in
-            try await forward(operations, over: connection, printer: printer, linger: linger)
+            try await forward(operations, over: connection, printer: printer, linger: linger, timeout: .milliseconds(Int64(timeout * 1000)))
         }.0
         printer.line(summary.description)
         if summary.acknowledged < summary.sent { throw ExitCode(1) }
@@ -155,8 +157,9 @@ struct ForwardSummary: CustomStringConvertible, Sendable {
 }
 
 /// Establishes, forwards each operation in order, and waits for every receipt.
-func forward(_ operations: [HostOperation], over connection: PhoneConnection, printer: PhonePrinter, linger: Double, pause: Duration = .zero) async throws -> ForwardSummary {
-    try await connection.waitUntilEstablished()
+func forward(_ operations: [HostOperation], over connection: PhoneConnection, printer: PhonePrinter, linger: Double,
+             pause: Duration = .zero, timeout: Duration = .seconds(15)) async throws -> ForwardSummary {
+    try await connection.waitUntilEstablished(timeout: timeout)
     var sequences: Set<UInt64> = []
     for operation in operations {
         let sequence = try connection.send(operation)
@@ -164,7 +167,7 @@ func forward(_ operations: [HostOperation], over connection: PhoneConnection, pr
         printer.line("sent \(operation.summaryLine) as #\(sequence)")
         if pause > .zero { try await Task.sleep(for: pause) }
     }
-    let receipts = try await connection.waitForReceipts(sequences)
+    let receipts = try await connection.waitForReceipts(sequences, timeout: timeout)
     if linger > 0 {
         let deadline = ContinuousClock.now + .seconds(linger)
         while ContinuousClock.now < deadline, (try? await connection.nextEvent(timeout: deadline - .now)) != nil {}

@@ -11,10 +11,13 @@
 # After setup these are exported:
 #   PERIPHERAL_ADAPTER, CENTRAL_ADAPTER   e.g. hci0, hci1 (two btvirt LE-only controllers)
 #   PERIPHERAL_ADDR,    CENTRAL_ADDR      their public addresses (00:AA:01:...)
+#   SECOND_CENTRAL_ADAPTER                 a third controller (a second iPhone), if btvirt made one
+#   NBVM_ADAPTERS                          all of them, space-separated
 #   NBVM_REPO NBVM_BIN_DIR NBVM_LOG_DIR NBVM_RESULTS NBVM_SCRIPTS NBVM_RUN_DIR
 #
 # Helpers: nbvm_log, nbvm_pass, nbvm_fail, nbvm_skip, nbvm_test, nbvm_bg, nbvm_session,
-#          nbvm_stop, nbvm_kill_bg, nbvm_wait_for, nbvm_adapter_prop, nbvm_bin.
+#          nbvm_stop, nbvm_kill_bg, nbvm_wait_for, nbvm_adapter_prop, nbvm_no_connections,
+#          nbvm_clean_adapters, nbvm_bin.
 # Results are lines in $NBVM_RESULTS: "PASS name", "FAIL name reason", "SKIP name reason".
 
 # ---------------------------------------------------------------- helpers
@@ -36,17 +39,23 @@ nbvm_skip() { nbvm__result SKIP "$@"; }
 # Runs FUNCTION in a subshell with stdout+stderr in $NBVM_LOG_DIR/test-NAME.log.
 # Exit 0 records PASS NAME; otherwise FAIL NAME with the log's last line as reason.
 # A function that wants to skip prints "SKIP: reason" as its last line and returns 77.
+# Whatever the test started in the background is stopped when it ends, pass or fail, so one
+# test's leftovers (an accessory still advertising, a phone still connected) never reach the
+# next; HCI commands that timed out meanwhile are noted in its log.
 nbvm_test() {
   local name=$1 fn=$2; shift 2
-  local logf=$NBVM_LOG_DIR/test-$name.log rc opts=$-
+  local logf=$NBVM_LOG_DIR/test-$name.log rc opts=$- hci_before
   nbvm_log "test $name: start"
+  hci_before=$(nbvm__hci_timeouts | wc -l)
   set +e   # not `|| rc=$?`: that would disable errexit inside the subshell too
   ( set -euo pipefail; "$fn" "$@" ) > "$logf" 2>&1
   rc=$?
+  nbvm_kill_bg
+  nbvm__hci_timeouts | tail -n "+$((hci_before + 1))" | sed 's/^/note: kernel reported an HCI command timeout: /' >> "$logf"
   [[ $opts == *e* ]] && set -e
   local last
   # last non-empty line, without colour codes and the readline markers bluetoothctl prints
-  last=$(sed $'s/\x1b\\[[0-9;]*m//g' "$logf" | tr -d '\001\002\r' | grep -v '^[[:space:]]*$' | tail -n1 | cut -c1-300)
+  last=$(sed $'s/\x1b\\[[0-9;]*m//g' "$logf" | tr -d '\001\002\r' | grep -v '^[[:space:]]*$' | grep -v '^note: ' | tail -n1 | cut -c1-300)
   if [ "$rc" = 0 ]; then
     nbvm_pass "$name"
   elif [ "$rc" = 77 ]; then
@@ -55,6 +64,11 @@ nbvm_test() {
     nbvm_fail "$name" "(rc=$rc, log test-$name.log) ${last:-no output}"
   fi
   return 0
+}
+
+# HCI commands the kernel gave up on (-110: no answer from the emulated controller in time).
+nbvm__hci_timeouts() {
+  dmesg | grep -E 'hci[0-9]+: Opcode 0x[0-9a-f]+ failed: -110' || true
 }
 
 # nbvm_bg NAME CMD...: start CMD in the background, output in $NBVM_LOG_DIR/NAME.log.
@@ -85,17 +99,24 @@ nbvm_stop() {
   wait "$1" 2>/dev/null || true
 }
 
-# nbvm_kill_bg: stop every process started by nbvm_bg/nbvm_session that still runs.
+# nbvm_kill_bg: stop every process started by nbvm_bg/nbvm_session that still runs, and wait
+# (up to 10 s, then SIGKILL) until each is gone.
 nbvm_kill_bg() {
-  local pid name
+  local pid name pids=()
   [ -f /run/nbvm/bg-pids ] || return 0
   while read -r pid name; do
     if kill -0 "$pid" 2>/dev/null; then
       nbvm_log "stopping leftover background process $name ($pid)"
       kill "$pid" 2>/dev/null || true
+      pids+=("$pid")
     fi
   done < /run/nbvm/bg-pids
   : > /run/nbvm/bg-pids
+  local end=$(( $(date +%s) + 10 ))
+  for pid in "${pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
 }
 
 # nbvm_wait_for SECONDS CMD...: poll CMD every 0.5 s until it succeeds; 1 on timeout.
@@ -108,9 +129,55 @@ nbvm_wait_for() {
   done
 }
 
-# nbvm_adapter_prop hciN PROP: read an org.bluez.Adapter1 property through bluetoothd.
+# nbvm_adapter_prop hciN PROP [INTERFACE]: read a property of an adapter through bluetoothd.
 nbvm_adapter_prop() {
-  busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 "$2" 2>/dev/null
+  busctl --system get-property org.bluez "/org/bluez/$1" "${3:-org.bluez.Adapter1}" "$2" 2>/dev/null
+}
+
+# Every device object bluetoothd has, on any adapter.
+nbvm__devices() {
+  busctl --system tree org.bluez --list 2>/dev/null | grep -E '^/org/bluez/hci[0-9]+/dev_[0-9A-F_]+$' || true
+}
+
+# True once no device is connected on any adapter.
+nbvm_no_connections() {
+  local d
+  for d in $(nbvm__devices); do
+    [ "$(busctl --system get-property org.bluez "$d" org.bluez.Device1 Connected 2>/dev/null)" != "b true" ] || return 1
+  done
+}
+
+# True once the adapter neither scans nor advertises.
+nbvm__adapter_idle() {
+  [ "$(nbvm_adapter_prop "$1" Discovering)" = "b false" ] &&
+    [ "$(nbvm_adapter_prop "$1" ActiveInstances org.bluez.LEAdvertisingManager1)" = "y 0" ]
+}
+
+# nbvm_clean_adapters: every adapter as a test expects to find it: no connection, no cached
+# device (so no stale service list), and no scan or advertisement left running. An adapter
+# still busy after its owners are gone is powered off and on, which resets the controller.
+nbvm_clean_adapters() {
+  local d a
+  for d in $(nbvm__devices); do
+    busctl --system call org.bluez "$d" org.bluez.Device1 Disconnect >/dev/null 2>&1 || true
+  done
+  nbvm_wait_for 30 nbvm_no_connections || { echo "a connection from the previous test would not close"; return 1; }
+  for d in $(nbvm__devices); do
+    busctl --system call org.bluez "${d%/dev_*}" org.bluez.Adapter1 RemoveDevice o "$d" >/dev/null 2>&1 || true
+  done
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  nbvm_wait_for 15 bash -c '[ -z "$(busctl --system tree org.bluez --list 2>/dev/null | grep /dev_)" ]' \
+    || { echo "cached devices would not go: $(nbvm__devices | tr '\n' ' ')"; return 1; }
+  for a in $NBVM_ADAPTERS; do
+    nbvm_wait_for 10 nbvm__adapter_idle "$a" && continue
+    nbvm_log "$a still scanning or advertising ($(nbvm_adapter_prop "$a" Discovering), $(nbvm_adapter_prop "$a" ActiveInstances org.bluez.LEAdvertisingManager1)); powering it off and on"
+    busctl --system set-property org.bluez "/org/bluez/$a" org.bluez.Adapter1 Powered b false 2>/dev/null || true
+    nbvm_wait_for 15 bash -c "[ \"\$(busctl --system get-property org.bluez /org/bluez/$a org.bluez.Adapter1 Powered)\" = 'b false' ]" || true
+    busctl --system set-property org.bluez "/org/bluez/$a" org.bluez.Adapter1 Powered b true 2>/dev/null || true
+    nbvm_wait_for 30 bash -c "[ \"\$(busctl --system get-property org.bluez /org/bluez/$a org.bluez.Adapter1 Powered)\" = 'b true' ]" \
+      || { echo "$a did not power on again"; return 1; }
+    nbvm_wait_for 10 nbvm__adapter_idle "$a" || { echo "$a still scans or advertises after a power cycle"; return 1; }
+  done
 }
 
 # nbvm_bin NAME: path of a SwiftPM product (run.sh copies NBVM_PRODUCTS from the host's
@@ -216,7 +283,8 @@ nbvm__setup() {
   read -r CENTRAL_ADAPTER CENTRAL_ADDR <<<"$(sed -n 2p <<<"$ctrls")"
   # A third controller plays a second iPhone (tests that the accessory serves one at a time).
   read -r SECOND_CENTRAL_ADAPTER SECOND_CENTRAL_ADDR <<<"$(sed -n 3p <<<"$ctrls")"
-  export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR SECOND_CENTRAL_ADAPTER SECOND_CENTRAL_ADDR
+  NBVM_ADAPTERS="$PERIPHERAL_ADAPTER $CENTRAL_ADAPTER${SECOND_CENTRAL_ADAPTER:+ $SECOND_CENTRAL_ADAPTER}"
+  export PERIPHERAL_ADAPTER PERIPHERAL_ADDR CENTRAL_ADAPTER CENTRAL_ADDR SECOND_CENTRAL_ADAPTER SECOND_CENTRAL_ADDR NBVM_ADAPTERS
   nbvm_log "controllers: peripheral $PERIPHERAL_ADAPTER $PERIPHERAL_ADDR, central $CENTRAL_ADAPTER $CENTRAL_ADDR"
 
   # One ATT bearer per link (no EATT): notifications sent on several EATT bearers can arrive

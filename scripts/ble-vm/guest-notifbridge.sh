@@ -9,24 +9,17 @@ set -euo pipefail
 REPO=$NBVM_REPO
 CORPUS=$REPO/Fixtures/corpus/messages-thread.json
 
-# no_connections: true once bluetoothd reports no connected device on any adapter.
-no_connections() {
-  local d
-  for d in $(busctl --system tree org.bluez --list 2>/dev/null | grep -E '^/org/bluez/hci[0-9]+/dev_[0-9A-F_]+$'); do
-    [ "$(busctl --system get-property org.bluez "$d" org.bluez.Device1 Connected 2>/dev/null)" != "b true" ] || return 1
-  done
-}
+# Timeouts for a TCG-emulated guest, where every step is several times slower than on
+# hardware: finding and connecting, and then the key exchange and each wait for receipts.
+BLE_TIMEOUT=90
+PHONE_TIMEOUT=60
 
 # start_accessory SUITE STATE: the daemon advertising on the peripheral controller; sets ACC_PID.
-# Each test starts from no open connection: an earlier one still closing keeps the emulated
-# central controller from scanning.
+# Each test starts from clean adapters (guest-env.sh): no connection, no cached device, no
+# scan or advertisement left from the test before.
 start_accessory() {
   local bin
-  local waited=0
-  until no_connections; do
-    [ "$waited" -lt 60 ] || { echo "a connection from the previous test is still open"; return 1; }
-    sleep 0.5; waited=$((waited + 1))
-  done
+  nbvm_clean_adapters
   bin=$(nbvm_bin notifbridge)
   nbvm_bg "accessory-$1" "$bin" accessory --transport ble --adapter "$PERIPHERAL_ADAPTER" \
     --suite "$1" --state "$2" --log-level info
@@ -61,7 +54,8 @@ forward_corpus() {
   local suite=$1 state=/tmp/nb-forward-$1 bin
   bin=$(nbvm_bin notifbridge)
   start_accessory "$suite" "$state"
-  timeout 180 "$bin" phone forward --transport ble --adapter "$CENTRAL_ADAPTER" --suite "$suite" --file "$CORPUS"
+  timeout 240 "$bin" phone forward --transport ble --adapter "$CENTRAL_ADAPTER" --suite "$suite" --file "$CORPUS" \
+    --ble-timeout "$BLE_TIMEOUT" --timeout "$PHONE_TIMEOUT"
   local listed expected
   listed=$("$bin" respond list --state "$state" | grep -v '^ ' | awk '{print $1, $2}' | sort)
   expected=$(expected_ids "$CORPUS")
@@ -78,8 +72,8 @@ disconnect_mid_message() {
   local state=/tmp/nb-interrupted bin
   bin=$(nbvm_bin notifbridge)
   start_accessory xwing "$state"
-  timeout 240 "$bin" phone play "$REPO/Scenarios/disconnect-mid-message.yaml" --transport ble \
-    --adapter "$CENTRAL_ADAPTER" --state "$state"
+  timeout 300 "$bin" phone play "$REPO/Scenarios/disconnect-mid-message.yaml" --transport ble \
+    --adapter "$CENTRAL_ADAPTER" --state "$state" --ble-timeout "$BLE_TIMEOUT" --timeout "$PHONE_TIMEOUT"
   nbvm_stop "$ACC_PID"
 }
 
@@ -92,9 +86,9 @@ second_central_refused() {
   bin=$(nbvm_bin notifbridge)
   start_accessory xwing "$state"
   nbvm_bg phone-first "$bin" phone forward --transport ble --adapter "$CENTRAL_ADAPTER" \
-    --id first --title First --body "holds the link" --linger 40
+    --id first --title First --body "holds the link" --linger 150 --ble-timeout "$BLE_TIMEOUT" --timeout "$PHONE_TIMEOUT"
   local first=$NBVM_BG_PID
-  if ! nbvm_wait_for 90 grep -q 'receipt #1: stored' "$NBVM_LOG_DIR/phone-first.log"; then
+  if ! nbvm_wait_for 150 grep -q 'receipt #1: stored' "$NBVM_LOG_DIR/phone-first.log"; then
     cat "$NBVM_LOG_DIR/phone-first.log"; echo "the first iPhone did not deliver its notification"; return 1
   fi
   out=$(timeout 120 "$bin" phone forward --transport ble --adapter "$SECOND_CENTRAL_ADAPTER" \

@@ -12,8 +12,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 
 WORK=${NBVM_WORK_DIR:-$REPO/.build/ble-vm}
-VM_TIMEOUT=${NBVM_VM_TIMEOUT:-420}          # whole VM, seconds (boot + setup + all tests)
-TEST_TIMEOUT=${NBVM_TEST_TIMEOUT:-300}      # each guest test script, seconds
+VM_TIMEOUT=${NBVM_VM_TIMEOUT:-1200}         # whole VM, seconds (boot + setup + all tests)
+TEST_TIMEOUT=${NBVM_TEST_TIMEOUT:-900}      # each guest test script, seconds
 BTVIRT_ATTEMPTS=${NBVM_BTVIRT_ATTEMPTS:-5}
 VM_MEM=${NBVM_MEM:-1024}
 VM_ACCEL=${NBVM_ACCEL:-tcg,thread=multi}    # KVM does not work on this machine kind
