@@ -12,13 +12,50 @@ public struct AccessoryConfiguration: Sendable {
     public var port: Int
     public var suite: CipherSuite
     public var limits: WireLimits
+    public var resources: ResourceLimits
 
-    public init(stateDirectory: String, host: String = "127.0.0.1", port: Int = TCPLink.defaultPort, suite: CipherSuite = .xWing, limits: WireLimits = .default) {
+    public init(
+        stateDirectory: String,
+        host: String = "127.0.0.1",
+        port: Int = TCPLink.defaultPort,
+        suite: CipherSuite = .xWing,
+        limits: WireLimits = .default,
+        resources: ResourceLimits = .init()
+    ) {
         self.stateDirectory = stateDirectory
         self.host = host
         self.port = port
         self.suite = suite
         self.limits = limits
+        self.resources = resources
+    }
+
+    /// What the accessory spends on all its links together, whatever peers send. Each link
+    /// also has its own `WireLimits`.
+    public struct ResourceLimits: Sendable {
+        /// Connections open at once; a further one is closed as soon as it is accepted.
+        public var maxConnections: Int
+        /// Partial-message bytes all links may reserve together (`ReassemblyBudget`).
+        public var reassemblyBudget: Int
+        /// Inputs a link may have waiting; while they do, the daemon stops reading that link.
+        public var maxQueuedInputs: Int
+        /// Refusal lines per origin per window; the rest are summarised (`LogThrottle`).
+        public var logBurst: Int
+        public var logInterval: Duration
+
+        public init(
+            maxConnections: Int = 32,
+            reassemblyBudget: Int = ReassemblyBudget.defaultCapacity,
+            maxQueuedInputs: Int = 256,
+            logBurst: Int = 5,
+            logInterval: Duration = .seconds(10)
+        ) {
+            self.maxConnections = maxConnections
+            self.reassemblyBudget = reassemblyBudget
+            self.maxQueuedInputs = maxQueuedInputs
+            self.logBurst = logBurst
+            self.logInterval = logInterval
+        }
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -35,6 +72,10 @@ public struct AccessoryConfiguration: Sendable {
         }
         guard (0...65535).contains(port) else {
             throw Invalid(description: "--port \(port) is not a TCP port (0...65535)")
+        }
+        guard resources.maxConnections >= 1, resources.maxQueuedInputs >= 1, resources.logBurst >= 1,
+              resources.reassemblyBudget >= limits.maxMessageLength else {
+            throw Invalid(description: "resource limits must allow one connection, one queued input, one log line and one largest message (\(limits.maxMessageLength) bytes)")
         }
     }
 

@@ -58,10 +58,12 @@ extension AccessoryDaemon {
             case .deliver(let delivery):
                 deliveries.append(delivery)
             case .refused(let error):
-                logger.warning("refused input from host: \(error)")
-                presenter.present(.refused(detail: error.description))
+                throttled(link.origin) {
+                    logger.warning("refused input from \(link.peer): \(error)")
+                    presenter.present(.refused(detail: error.description))
+                }
             case .close(let reason):
-                logger.notice("closing connection: \(reason)")
+                throttled(link.origin) { logger.notice("closing the connection from \(link.peer): \(reason)") }
                 return .close
             }
         }
@@ -141,6 +143,9 @@ extension AccessoryDaemon {
     func runSummaryTicker() async throws {
         while true {
             try await Task.sleep(for: .milliseconds(500))
+            for summary in state.withLock({ $0.logThrottle.summaries(now: .now) }) {
+                logger.notice("\(summary.suppressed) more refusal(s) concerning \(summary.origin) in the last \(configuration.resources.logInterval) were not logged")
+            }
             guard let count = state.withLock({ $0.limiter.summaryDue(now: .now) }) else { continue }
             logger.notice("burst summary: \(count) notification(s) arrived without alerting")
             presenter.present(.burstSummary(count: count))

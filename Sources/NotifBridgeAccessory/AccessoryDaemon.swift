@@ -21,11 +21,19 @@ public final class AccessoryDaemon: Sendable {
     let logger: Logger
     let minuteOfDay: @Sendable () -> Int
     let state: Mutex<State>
+    /// Partial-message bytes shared by every link.
+    public let reassemblyBudget: ReassemblyBudget
+    /// Connections accepted and not yet ended, counted before they are served.
+    let openConnections = Atomic<Int>(0)
+
+    /// TCP connections counted against `ResourceLimits.maxConnections` now.
+    public var openConnectionCount: Int { openConnections.load(ordering: .relaxed) }
 
     struct State {
         var identity: AccessoryPrivateKey
         var exchange: KeyExchangeParameters?
         var limiter: BurstLimiter
+        var logThrottle: LogThrottle
         /// Open host connections, by when they connected; replies go to the newest established.
         var connections: [UUID: ConnectionHandle] = [:]
     }
@@ -60,7 +68,10 @@ public final class AccessoryDaemon: Sendable {
         let (identity, created) = try keyFile.loadOrCreate(configuration.suite)
         store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         let exchange = try store.activeExchange(keyID: identity.keyID)
-        state = Mutex(State(identity: identity, exchange: exchange, limiter: BurstLimiter(limit: policy.burst)))
+        let resources = configuration.resources
+        state = Mutex(State(identity: identity, exchange: exchange, limiter: BurstLimiter(limit: policy.burst),
+                            logThrottle: LogThrottle(burst: resources.logBurst, interval: resources.logInterval)))
+        reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyFile.path)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
@@ -88,7 +99,15 @@ public final class AccessoryDaemon: Sendable {
                 try await server.executeThenClose { connections in
                     try await withThrowingDiscardingTaskGroup { group in
                         for try await connection in connections {
-                            group.addTask { await self.serve(connection) }
+                            guard self.admitConnection(connection) else {
+                                // Closed through the async channel, which must finish its writer.
+                                group.addTask { try? await connection.executeThenClose { _, _ in } }
+                                continue
+                            }
+                            group.addTask {
+                                defer { self.openConnections.subtract(1, ordering: .relaxed) }
+                                await self.serve(connection)
+                            }
                         }
                     }
                 }
@@ -160,16 +179,45 @@ public final class AccessoryDaemon: Sendable {
     /// How often idle connections are checked for timed-out partial messages.
     static let tickInterval = Duration.seconds(1)
 
+    /// Counts an accepted connection in, or refuses it (the caller closes it) when
+    /// `maxConnections` are open.
+    private func admitConnection(_ connection: TCPLinkChannel) -> Bool {
+        let limit = configuration.resources.maxConnections
+        var current = openConnections.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = openConnections.compareExchange(expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        let origin = Self.origin(of: connection)
+        throttled(origin) {
+            logger.notice("refused a connection from \(origin): \(limit) connections are open, the most this accessory serves")
+        }
+        return false
+    }
+
+    /// The remote address without its port, so every connection from one host counts as one.
+    static func origin(of connection: TCPLinkChannel) -> String {
+        connection.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
     private func serve(_ channel: TCPLinkChannel) async {
         let peer = channel.channel.remoteAddress?.description ?? "unknown"
+        let origin = Self.origin(of: channel)
         do {
-            try await channel.withChunkLink(peer: peer) { link in
+            try await channel.withChunkLink(peer: peer, origin: origin) { link in
                 await serve(link)
                 link.close()
             }
         } catch {
-            logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            throttled(origin) { logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"]) }
         }
+    }
+
+    /// Runs `write` (a log line or a presenter event about `origin`) unless that origin has
+    /// had its share of lines in the current window; suppressed ones are summarised later.
+    func throttled(_ origin: String, _ write: () -> Void) {
+        if state.withLock({ $0.logThrottle.admit(origin, now: .now) }) { write() }
     }
 
     /// Serves one host connection of any transport until it ends: its own session, the shared
@@ -177,14 +225,15 @@ public final class AccessoryDaemon: Sendable {
     public func serve(_ link: ChunkLink) async {
         let peer = link.peer
         let id = UUID()
-        let inputs = InputQueue<LinkInput>()
+        let inputs = InputQueue<LinkInput>(capacity: configuration.resources.maxQueuedInputs)
         let (identity, exchange) = state.withLock { state in
             state.connections[id] = ConnectionHandle(connectedAt: .now, inputs: inputs)
             return (state.identity, state.exchange)
         }
         var connection = AccessoryConnection(
             session: AccessorySession(identity: identity, exchange: exchange.map(AccessorySession.Exchange.init), configuration: configuration.sessionConfiguration),
-            chunkLength: link.chunkLength
+            chunkLength: link.chunkLength,
+            budget: reassemblyBudget
         )
         presenter.present(.connected(peer: peer))
         logger.info("host connected", metadata: ["peer": "\(peer)"])
@@ -193,7 +242,7 @@ public final class AccessoryDaemon: Sendable {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         defer { inputs.finish() }
-                        for try await item in link.inbound { inputs.push(.inbound(item)) }
+                        for try await item in link.inbound { await inputs.pushWhenRoom(.inbound(item)) }
                     }
                     group.addTask {
                         while true {
@@ -212,7 +261,7 @@ public final class AccessoryDaemon: Sendable {
                 link.close()
             }
         } catch {
-            logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            throttled(link.origin) { logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"]) }
         }
         state.withLock { _ = $0.connections.removeValue(forKey: id) }
         inputs.finish()
@@ -243,7 +292,11 @@ public final class AccessoryDaemon: Sendable {
                 connection.setTransportChunkLength(length)
                 continue
             case .tick:
-                expirePartials(&connection, peer: peer)
+                expirePartials(&connection, link: link)
+                if connection.isHelloOverdue(now: .now) {
+                    throttled(link.origin) { logger.notice("closing \(peer): no Hello within \(configuration.limits.helloTimeout)") }
+                    return try await closing(&deliveries, &connection, link)
+                }
                 continue
             case .send(let event, let reply):
                 guard let feature = connection.session.currentFeatureID else {
@@ -274,11 +327,13 @@ public final class AccessoryDaemon: Sendable {
         state.withLock { $0.connections[id]?.established = established }
     }
 
-    private func expirePartials(_ connection: inout AccessoryConnection, peer: String) {
+    private func expirePartials(_ connection: inout AccessoryConnection, link: ChunkLink) {
         for id in connection.tick(now: .now) {
-            let detail = "message \(id) from \(peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
-            logger.notice("\(detail)")
-            presenter.present(.refused(detail: detail))
+            let detail = "message \(id) from \(link.peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
+            throttled(link.origin) {
+                logger.notice("\(detail)")
+                presenter.present(.refused(detail: detail))
+            }
         }
     }
 }

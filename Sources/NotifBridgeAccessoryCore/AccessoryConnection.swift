@@ -24,12 +24,17 @@ public struct AccessoryConnection: Sendable {
     private var transportChunkLength: Int
     /// What the host asked for in Hello.max_chunk_length, if anything.
     private var hostChunkLength: Int?
+    private let openedAt: ContinuousClock.Instant
 
-    public init(session: AccessorySession, chunkLength: Int) {
+    /// - Parameters:
+    ///   - budget: partial-message bytes shared with the accessory's other links, if any.
+    ///   - now: when the link opened, for the Hello deadline.
+    public init(session: AccessorySession, chunkLength: Int, budget: ReassemblyBudget? = nil, now: ContinuousClock.Instant = .now) {
         self.session = session
-        self.reassembler = ChunkReassembler(limits: session.configuration.limits)
+        self.reassembler = ChunkReassembler(limits: session.configuration.limits, budget: budget)
         self.framer = ChunkFramer(chunkLength: chunkLength)
         transportChunkLength = chunkLength
+        openedAt = now
     }
 
     /// The length accessory → host chunks have now: the smaller of the transport's and the host's.
@@ -76,6 +81,11 @@ public struct AccessoryConnection: Sendable {
     /// Drops partial messages that timed out.
     public mutating func tick(now: ContinuousClock.Instant) -> [UInt8] {
         reassembler.expire(now: now)
+    }
+
+    /// Whether the host has let `WireLimits.helloTimeout` pass without a Hello.
+    public func isHelloOverdue(now: ContinuousClock.Instant) -> Bool {
+        session.isAwaitingHello && now - openedAt > session.configuration.limits.helloTimeout
     }
 
     public mutating func delivered(_ delivery: AccessorySession.Delivery, stored: Bool, alerted: Bool) -> [Action] {

@@ -104,6 +104,11 @@ public struct AccessorySession: Sendable {
         self.nonces = nonces
     }
 
+    /// True until a Hello has been taken (or the connection closed).
+    public var isAwaitingHello: Bool {
+        if case .awaitingHello = state { true } else { false }
+    }
+
     public var isEstablished: Bool {
         switch state {
         case .established: true

@@ -89,35 +89,40 @@ public enum TCPLink {
 
 extension TCPLinkChannel {
     /// Runs `body` with this connection as a `ChunkLink`, the shape both sides drive every
-    /// transport through, and closes the connection when `body` returns.
-    public func withChunkLink<T: Sendable>(peer: String, _ body: @Sendable (ChunkLink) async throws -> T) async throws -> T {
+    /// transport through, and closes the connection when `body` returns. The link's inbound
+    /// stream reads the socket only as fast as it is consumed: a consumer that stops taking
+    /// chunks stops NIO reading, and TCP pushes back on the sender.
+    public func withChunkLink<T: Sendable>(peer: String, origin: String? = nil, _ body: @Sendable (ChunkLink) async throws -> T) async throws -> T {
         let channel = self.channel
         return try await executeThenClose { inbound, outbound in
-            let (stream, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+            let reader = InboundReader(inbound.makeAsyncIterator())
             let link = ChunkLink(
                 peer: peer,
+                origin: origin,
                 chunkLength: TCPLink.defaultChunkLength,
-                inbound: stream,
+                inbound: AsyncThrowingStream { try await reader.next() },
                 write: { try await outbound.write(contentsOf: $0) },
                 close: { channel.close(promise: nil) }
             )
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        for try await item in inbound {
-                            switch item {
-                            case .chunk(let chunk): continuation.yield(.chunk(chunk))
-                            case .invalid(let error): continuation.yield(.invalid(error))
-                            }
-                        }
-                        continuation.finish()
-                    } catch {
-                        continuation.finish(throwing: error)
-                    }
-                }
-                defer { group.cancelAll() }
-                return try await body(link)
-            }
+            return try await body(link)
+        }
+    }
+}
+
+/// The channel's inbound iterator, pulled by the link's one consumer.
+private final class InboundReader: @unchecked Sendable {
+    /// Only the link's consumer calls `next()`, one call at a time (AsyncSequence iteration).
+    private var iterator: NIOAsyncChannelInboundStream<TCPInbound>.AsyncIterator
+
+    init(_ iterator: NIOAsyncChannelInboundStream<TCPInbound>.AsyncIterator) {
+        self.iterator = iterator
+    }
+
+    func next() async throws -> LinkInbound? {
+        switch try await iterator.next() {
+        case .chunk(let chunk): .chunk(chunk)
+        case .invalid(let error): .invalid(error)
+        case nil: nil
         }
     }
 }

@@ -15,6 +15,9 @@ public enum LinkInbound: Sendable {
 public struct ChunkLink: Sendable {
     /// Who is at the other end, for logs and the presenter.
     public var peer: String
+    /// Who is behind the link, for limits and log throttling across its connections: the
+    /// remote address without its port on TCP, the device address on Bluetooth.
+    public var origin: String
     /// The chunk length for outbound messages when the link opens.
     public var chunkLength: Int
     public var inbound: AsyncThrowingStream<LinkInbound, any Error>
@@ -25,12 +28,14 @@ public struct ChunkLink: Sendable {
 
     public init(
         peer: String,
+        origin: String? = nil,
         chunkLength: Int,
         inbound: AsyncThrowingStream<LinkInbound, any Error>,
         write: @escaping @Sendable ([[UInt8]]) async throws -> Void,
         close: @escaping @Sendable () -> Void
     ) {
         self.peer = peer
+        self.origin = origin ?? peer
         self.chunkLength = chunkLength
         self.inbound = inbound
         self.write = write

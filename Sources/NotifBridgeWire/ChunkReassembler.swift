@@ -3,6 +3,8 @@
 /// One reassembler serves a link direction, whatever carries the chunks (GATT or TCP). Time is an
 /// input (`now`), so the timeout is testable and the type does no IO. A refused chunk throws a
 /// `WireError` and drops at most the message it belonged to; other partial messages survive.
+/// With a shared `ReassemblyBudget`, a partial message also reserves its declared length there;
+/// the owner calls `reset()` when the link ends, which gives the reservation back.
 public struct ChunkReassembler: Sendable {
     private struct Partial: Sendable {
         var bytes: [UInt8]
@@ -11,11 +13,13 @@ public struct ChunkReassembler: Sendable {
     }
 
     public let limits: WireLimits
+    private let budget: ReassemblyBudget?
     private var partials: [UInt8: Partial] = [:]
     private var reservedBytes = 0
 
-    public init(limits: WireLimits = .default) {
+    public init(limits: WireLimits = .default, budget: ReassemblyBudget? = nil) {
         self.limits = limits
+        self.budget = budget
     }
 
     /// Messages currently partly received.
@@ -55,6 +59,9 @@ public struct ChunkReassembler: Sendable {
             }
             guard reservedBytes + total <= limits.maxBufferedBytes else {
                 throw WireError(.tooManyPartialMessages, "message \(id) of \(total) bytes would reserve \(reservedBytes + total); maxBufferedBytes is \(limits.maxBufferedBytes)")
+            }
+            if let budget, !budget.reserve(total) {
+                throw WireError(.tooManyPartialMessages, "message \(id) of \(total) bytes does not fit the \(budget.capacity) bytes all links may reserve together")
             }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(total)
@@ -96,6 +103,7 @@ public struct ChunkReassembler: Sendable {
     /// Drops everything in flight, e.g. when the link disconnects.
     public mutating func reset() {
         partials.removeAll()
+        budget?.release(reservedBytes)
         reservedBytes = 0
     }
 
@@ -103,6 +111,7 @@ public struct ChunkReassembler: Sendable {
     private mutating func drop(_ id: UInt8) -> Bool {
         guard let partial = partials.removeValue(forKey: id) else { return false }
         reservedBytes -= partial.expected
+        budget?.release(partial.expected)
         return true
     }
 

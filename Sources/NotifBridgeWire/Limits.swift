@@ -12,19 +12,24 @@ public struct WireLimits: Sendable, Hashable {
     public var maxBufferedBytes: Int
     /// A partial message with no new chunk for this long is dropped.
     public var partialMessageTimeout: Duration
+    /// A connection that has not completed a Hello by then is closed: until it does, it is
+    /// nobody's, and holds a connection slot and buffers for nothing.
+    public var helloTimeout: Duration
 
     public init(
         maxMessageLength: Int = WireLimits.defaultMaxMessageLength,
         maxChunkLength: Int = WireLimits.defaultMaxChunkLength,
         maxPartialMessages: Int = 4,
         maxBufferedBytes: Int = 512 * 1024,
-        partialMessageTimeout: Duration = .seconds(10)
+        partialMessageTimeout: Duration = .seconds(10),
+        helloTimeout: Duration = .seconds(10)
     ) {
         self.maxMessageLength = maxMessageLength
         self.maxChunkLength = maxChunkLength
         self.maxPartialMessages = maxPartialMessages
         self.maxBufferedBytes = maxBufferedBytes
         self.partialMessageTimeout = partialMessageTimeout
+        self.helloTimeout = helloTimeout
     }
 
     public static let `default` = WireLimits()

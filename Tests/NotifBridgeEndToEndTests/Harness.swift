@@ -39,10 +39,17 @@ struct RunningAccessory {
     let port: Int
     let task: Task<Void, any Error>
 
-    static func start(stateDirectory: String, suite: CipherSuite = .xWing, limits: WireLimits = .default, policy: PolicyFile = .unlimitedBursts, sinks: [any AlertSink] = []) async throws -> RunningAccessory {
+    static func start(
+        stateDirectory: String,
+        suite: CipherSuite = .xWing,
+        limits: WireLimits = .default,
+        resources: AccessoryConfiguration.ResourceLimits = .init(),
+        policy: PolicyFile = .unlimitedBursts,
+        sinks: [any AlertSink] = []
+    ) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
-            configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits),
+            configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits, resources: resources),
             policy: policy,
             presenter: presenter,
             sinks: sinks,
