@@ -144,7 +144,7 @@ extension AccessoryDaemon {
         while true {
             try await Task.sleep(for: .milliseconds(500))
             for summary in state.withLock({ $0.logThrottle.summaries(now: .now) }) {
-                logger.notice("\(summary.suppressed) more refusal(s) concerning \(summary.origin) in the last \(configuration.resources.logInterval) were not logged")
+                logger.notice("\(summary.suppressed) more \(summary.origin) in the last \(configuration.resources.logInterval) were not logged")
             }
             guard let count = state.withLock({ $0.limiter.summaryDue(now: .now) }) else { continue }
             logger.notice("burst summary: \(count) notification(s) arrived without alerting")

@@ -214,10 +214,16 @@ public final class AccessoryDaemon: Sendable {
         }
     }
 
+    /// What a throttled line is about; each has its own share per origin.
+    enum LogTopic: String {
+        case refusals, connections
+    }
+
     /// Runs `write` (a log line or a presenter event about `origin`) unless that origin has
-    /// had its share of lines in the current window; suppressed ones are summarised later.
-    func throttled(_ origin: String, _ write: () -> Void) {
-        if state.withLock({ $0.logThrottle.admit(origin, now: .now) }) { write() }
+    /// had its share of such lines in the current window; suppressed ones are summarised later.
+    func throttled(_ origin: String, _ topic: LogTopic = .refusals, _ write: () -> Void) {
+        let key = "\(topic.rawValue) from \(origin)"
+        if state.withLock({ $0.logThrottle.admit(key, now: .now) }) { write() }
     }
 
     /// Serves one host connection of any transport until it ends: its own session, the shared
@@ -235,8 +241,13 @@ public final class AccessoryDaemon: Sendable {
             chunkLength: link.chunkLength,
             budget: reassemblyBudget
         )
-        presenter.present(.connected(peer: peer))
-        logger.info("host connected", metadata: ["peer": "\(peer)"])
+        // A peer reconnecting in a loop would otherwise print two lines a connection.
+        var announced = false
+        throttled(link.origin, .connections) {
+            announced = true
+            presenter.present(.connected(peer: peer))
+            logger.info("host connected", metadata: ["peer": "\(peer)"])
+        }
         do {
             try await withTaskCancellationHandler {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -269,8 +280,10 @@ public final class AccessoryDaemon: Sendable {
             reply.finish(.failure("the iPhone disconnected before the message was sent"))
         }
         connection.disconnected()
-        presenter.present(.disconnected(peer: peer))
-        logger.info("host disconnected", metadata: ["peer": "\(peer)"])
+        if announced {
+            presenter.present(.disconnected(peer: peer))
+            logger.info("host disconnected", metadata: ["peer": "\(peer)"])
+        }
     }
 
     /// Handles everything that arrived together. Deliveries wait until the end of the batch and

@@ -19,7 +19,7 @@ public struct LogThrottle: Sendable {
     public let maxOrigins: Int
 
     /// The shared window for origins past `maxOrigins`.
-    public static let overflowOrigin = "other peers"
+    public static let overflowOrigin = "lines about other peers"
 
     private struct Window: Sendable {
         var start: ContinuousClock.Instant

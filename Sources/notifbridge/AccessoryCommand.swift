@@ -50,11 +50,18 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "Policy file (JSON): alerts, quiet hours, muted apps, keywords, burst, retention, hook. Default: <state>/policy.json if it exists.")
     var config: String?
 
+    @Option(help: "TCP connections served at once; further ones are closed as they arrive.")
+    var maxConnections: Int = AccessoryConfiguration.ResourceLimits().maxConnections
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         let logger = common.makeLogger("notifbridge.accessory")
-        let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite)
+        guard (1...AccessoryCommand.maxConnectionsLimit).contains(maxConnections) else {
+            throw CommandFailure("--max-connections must be 1...\(AccessoryCommand.maxConnectionsLimit), not \(maxConnections)")
+        }
+        let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite,
+                                                   resources: .init(maxConnections: maxConnections))
         let daemon: AccessoryDaemon
         do {
             let policy = try loadPolicy(config, stateDirectory: state)
@@ -90,6 +97,9 @@ struct AccessoryCommand: AsyncParsableCommand {
             logger.info("stopped")
         }
     }
+
+    /// Each connection costs buffers and a task; past this, a deployment wants a relay, not a cap.
+    static let maxConnectionsLimit = 1024
 
     private func bluetoothTask(_ daemon: AccessoryDaemon, logger: Logger) async throws -> Task<Void, any Error> {
         #if canImport(NotifBridgeBLE)
