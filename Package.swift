@@ -217,10 +217,11 @@ let package = Package(
 // Bluetooth LE through BlueZ: D-Bus over sd-bus (libsystemd), then the GATT peripheral and
 // central. Linux only; the Apple builds use CoreBluetooth in their own adapters.
 package.targets += [
-    .systemLibrary(
+    // The sd-bus declarations NotifBridgeDBus uses, resolved from libsystemd.so.0 at run time:
+    // building needs no libsystemd-dev, and only D-Bus needs the library.
+    .target(
         name: "CSystemdBus",
-        pkgConfig: "libsystemd",
-        providers: [.apt(["libsystemd-dev"])]
+        linkerSettings: [.linkedLibrary("dl")]
     ),
     // Typed D-Bus values, message coding, and a connection that owns one bus thread.
     .target(
@@ -252,6 +253,6 @@ package.targets += [
     ),
 ]
 for target in package.targets where target.name == "notifbridge" {
-    target.dependencies.append("NotifBridgeBLE")
+    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus"]
 }
 #endif

@@ -62,6 +62,7 @@ struct PhoneTarget: ParsableArguments {
     /// Finds the accessory over Bluetooth, connects and subscribes: one GATT connection.
     func openBluetoothLink() async throws -> GATTCentral.Connection {
         guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
+        try requireDBus()
         let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
         do {
             return try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
