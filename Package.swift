@@ -206,6 +206,7 @@ let package = Package(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
+                "NotifBridgeDisplay", "NotifBridgeWire",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

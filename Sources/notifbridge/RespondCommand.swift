@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeDisplay
 
 /// Acts on a notification from the accessory side, through the running daemon's control socket.
 struct RespondCommand: AsyncParsableCommand {
@@ -22,16 +23,14 @@ struct RespondCommand: AsyncParsableCommand {
 
     static func send(_ request: ControlRequest, state: String) async throws {
         let reply = try await ControlClient.send(request, socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: state))
-        guard reply.ok else { throw CommandFailure(reply.message ?? "the accessory refused the request") }
+        guard reply.ok else { throw CommandFailure(terminalSafe(reply.message ?? "the accessory refused the request")) }
         if let notifications = reply.notifications {
             if notifications.isEmpty { print("no notifications") }
             for n in notifications {
-                print("\(n.source) \(n.id)  \(n.app)\(n.title.map { " — \($0)" } ?? "")\(n.alerted ? "  (alerted)" : "")")
-                if let body = n.body { print("    \(body)") }
-                for action in n.actions { print("    action \(action.id)\(action.title.map { " \"\($0)\"" } ?? "") [\(action.type)]") }
+                for line in n.terminalLines { print(line) }
             }
         } else if let message = reply.message {
-            print(message)
+            print(terminalSafe(message))
         }
     }
 
