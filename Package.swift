@@ -208,6 +208,8 @@ let package = Package(
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
                 "NotifBridgeDisplay", "NotifBridgeWire",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

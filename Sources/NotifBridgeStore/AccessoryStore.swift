@@ -10,7 +10,7 @@ import NotifBridgeWire
 /// before the receipt leaves; a crash or a power cut loses nothing acknowledged. Events that
 /// arrive together share one transaction (``applyBatch(_:now:policy:admit:)``), so one fsync.
 public final class AccessoryStore: Sendable {
-    private let database: DatabasePool
+    let database: DatabasePool
     public let path: String
     public let retention: Retention
 
@@ -291,7 +291,7 @@ public final class AccessoryStore: Sendable {
         }
     }
 
-    private static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
+    static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
@@ -299,7 +299,7 @@ public final class AccessoryStore: Sendable {
         String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
     }
 
-    private static func record(_ row: Row) throws -> StoredNotification {
+    static func record(_ row: Row) throws -> StoredNotification {
         let payload: Data = row["payload"]
         let alerting: Data? = row["alerting"]
         let decision: String? = row["alert_decision"]
@@ -326,17 +326,6 @@ public final class AccessoryStore: Sendable {
             )
             return db.changesCount > 0
         }
-    }
-
-    /// Stored notifications, newest first; removed ones (and tombstones) only if asked for.
-    public func notifications(includeRemoved: Bool = false) throws -> [StoredNotification] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC").map(Self.record)
-        }
-    }
-
-    public func notification(source: String, id: String) throws -> StoredNotification? {
-        try database.read { db in try Self.fetch(db, source: source, id: id) }
     }
 
     /// `PRAGMA synchronous` on the writer connection and on a reader (2 is FULL), for tests.
