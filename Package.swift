@@ -206,8 +206,9 @@ let package = Package(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
-                "NotifBridgeDisplay", "NotifBridgeWire",
+                "NotifBridgeWire",
                 .product(name: "Logging", package: "swift-log"),
+                "NotifBridgeDisplay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
