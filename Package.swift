@@ -208,6 +208,9 @@ let package = Package(
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
                 "NotifBridgeWire",
                 .product(name: "Logging", package: "swift-log"),
+                "NotifBridgeDisplay",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -218,10 +221,11 @@ let package = Package(
 // Bluetooth LE through BlueZ: D-Bus over sd-bus (libsystemd), then the GATT peripheral and
 // central. Linux only; the Apple builds use CoreBluetooth in their own adapters.
 package.targets += [
-    .systemLibrary(
+    // The sd-bus declarations NotifBridgeDBus uses, resolved from libsystemd.so.0 at run time:
+    // building needs no libsystemd-dev, and only D-Bus needs the library.
+    .target(
         name: "CSystemdBus",
-        pkgConfig: "libsystemd",
-        providers: [.apt(["libsystemd-dev"])]
+        linkerSettings: [.linkedLibrary("dl")]
     ),
     // Typed D-Bus values, message coding, and a connection that owns one bus thread.
     .target(
@@ -253,6 +257,6 @@ package.targets += [
     ),
 ]
 for target in package.targets where target.name == "notifbridge" {
-    target.dependencies.append("NotifBridgeBLE")
+    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus"]
 }
 #endif

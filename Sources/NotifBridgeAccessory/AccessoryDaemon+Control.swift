@@ -7,6 +7,10 @@ import NotifBridgeStore
 import NotifBridgeWire
 
 extension AccessoryDaemon {
+    /// Notifications read from the store at a time while listing: memory stays bounded however
+    /// many are stored.
+    static let listPageSize = 100
+
     func serveControl(_ channel: ControlChannel) async {
         do {
             try await channel.executeThenClose { inbound, outbound in
@@ -16,7 +20,15 @@ extension AccessoryDaemon {
                         try await outbound.write(Self.encode(.failure(error.description)))
                         return
                     case .success(let text):
-                        try await outbound.write(Self.encode(await handleControl(text)))
+                        switch Self.decodeRequest(text) {
+                        case .refused(let reply):
+                            try await outbound.write(Self.encode(reply))
+                        case .request(let request) where request.op == .list:
+                            let end = try await list(request) { try await outbound.write(Self.encode(ControlReply(ok: true, notification: $0))) }
+                            try await outbound.write(Self.encode(end))
+                        case .request(let request):
+                            try await outbound.write(Self.encode(await respond(request)))
+                        }
                     }
                 }
             }
@@ -25,32 +37,67 @@ extension AccessoryDaemon {
         }
     }
 
-    private func handleControl(_ text: String) async -> ControlReply {
-        let request: ControlRequest
+    private enum DecodedLine {
+        case request(ControlRequest)
+        case refused(ControlReply)
+    }
+
+    private static func decodeRequest(_ text: String) -> DecodedLine {
         do {
-            request = try JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8))
+            return .request(try JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)))
         } catch {
             let operations = ControlRequest.Operation.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failure("not a control request (a JSON object with \"op\": one of \(operations)): \(error)")
+            return .refused(.failure("not a control request (a JSON object with \"op\": one of \(operations)): \(error)"))
         }
-        return await respond(request)
     }
 
-    private static func encode(_ reply: ControlReply) -> String {
+    /// One reply line, at most `maxControlReplyLineLength` bytes: a notification whose line
+    /// would be longer is listed without its body.
+    static func encode(_ reply: ControlReply) -> String {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        return (try? encoder.encode(reply)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"ok":false}"#
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(reply) else { return #"{"ok":false,"message":"the reply could not be encoded"}"# }
+        if data.count > maxControlReplyLineLength, var notification = reply.notification, notification.body != nil {
+            notification.body = nil
+            notification.bodyOmitted = true
+            return encode(ControlReply(ok: reply.ok, notification: notification))
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
-    /// Carries out a control request: lists notifications, or sends a response, dismissal or
-    /// removal to the connected iPhone as a sealed accessory → host event.
-    public func respond(_ request: ControlRequest) async -> ControlReply {
-        if request.op == .list {
+    /// Lists notifications newest first, handing each to `each` as it is read from the store,
+    /// a page at a time, and returns the line that ends the list: its count, or why it stopped.
+    /// Errors thrown by `each` (the client went away) end the listing and are rethrown.
+    public func list(_ request: ControlRequest, each: (ListedNotification) async throws -> Void) async throws -> ControlReply {
+        if let limit = request.limit, limit < 1 {
+            return .failure("limit must be at least 1; it was \(limit)")
+        }
+        let wanted = request.limit ?? .max
+        var cursor: NotificationCursor?
+        var count = 0
+        while count < wanted {
+            let page: NotificationPage
             do {
-                return ControlReply(ok: true, notifications: try store.notifications().map(Self.listed))
+                page = try store.notificationPage(after: cursor, limit: min(Self.listPageSize, wanted - count), includeRemoved: request.includeRemoved ?? false)
             } catch {
                 return .failure("cannot read the store: \(error)")
             }
+            for record in page.records {
+                try await each(Self.listed(record))
+                count += 1
+            }
+            guard let next = page.next else { break }
+            cursor = next
+        }
+        return ControlReply(ok: true, count: count)
+    }
+
+    /// Carries out a control request that sends something: a response, dismissal or removal to
+    /// the connected iPhone as a sealed accessory → host event. `list` streams: see ``list(_:each:)``.
+    public func respond(_ request: ControlRequest) async -> ControlReply {
+        if request.op == .list {
+            return .failure("list replies with one line per notification; call list(_:each:)")
         }
         guard let source = request.source, let id = request.id, !source.isEmpty, !id.isEmpty else {
             return .failure("\(request.op.rawValue) needs the notification's source and id")
@@ -151,6 +198,7 @@ extension AccessoryDaemon {
             body: n.hasBody ? n.body.plainText : nil,
             actions: n.actions.map { .init(id: $0.identifier, title: $0.hasTitle ? $0.title : nil, type: typeName($0.type)) },
             alerted: record.alerted,
+            removed: record.removed,
             receivedAt: record.receivedAt
         )
     }

@@ -57,7 +57,9 @@ public final class AccessoryDaemon: Sendable {
         try configuration.validate()
         // SQLite creates -wal and -shm files beside the store; they hold notification content too.
         umask(0o077)
-        try prepareStateDirectory(configuration.stateDirectory)
+        if case .tightened(let mode) = try prepareStateDirectory(configuration.stateDirectory) {
+            logger.notice("state directory \(configuration.stateDirectory) had mode \(String(mode, radix: 8)); changed to \(String(mode & 0o700, radix: 8)) so only its owner can read the key and the store")
+        }
         self.configuration = configuration
         self.policy = policy
         self.presenter = presenter

@@ -1,10 +1,12 @@
 import Foundation
 
 /// What a local program asks the running accessory over its control socket
-/// (`<state>/control.sock`, mode 0600): one JSON object per line, one reply per line.
+/// (`<state>/control.sock`, mode 0600): one JSON object per line. Every operation but `list`
+/// gets one reply line; `list` gets one line per notification (`ControlReply.notification`),
+/// written as the daemon reads them from the store, then a last line with `count`.
 public struct ControlRequest: Codable, Sendable, Hashable {
     public enum Operation: String, Codable, Sendable, CaseIterable {
-        /// The notifications on the accessory, newest first.
+        /// The notifications on the accessory, newest first; `limit` and `includeRemoved` apply.
         case list
         /// Invoke a notification's action (background or dismiss type).
         case action
@@ -21,20 +23,39 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var id: String?
     public var action: String?
     public var text: String?
+    /// `list`: at most this many (at least 1); all when nil.
+    public var limit: Int?
+    /// `list`: removed notifications too, marked `removed`.
+    public var includeRemoved: Bool?
 
-    public init(op: Operation, source: String? = nil, id: String? = nil, action: String? = nil, text: String? = nil) {
+    public init(
+        op: Operation, source: String? = nil, id: String? = nil, action: String? = nil, text: String? = nil,
+        limit: Int? = nil, includeRemoved: Bool? = nil
+    ) {
         self.op = op
         self.source = source
         self.id = id
         self.action = action
         self.text = text
+        self.limit = limit
+        self.includeRemoved = includeRemoved
     }
 }
 
+/// One reply line. A line with `notification` is one item of a `list`; any other line ends the
+/// reply: `ok` and a `message`, or for `list`, `count`, how many were sent.
 public struct ControlReply: Codable, Sendable, Hashable {
     public var ok: Bool
     public var message: String?
-    public var notifications: [ListedNotification]?
+    public var notification: ListedNotification?
+    public var count: Int?
+
+    public init(ok: Bool, message: String? = nil, notification: ListedNotification? = nil, count: Int? = nil) {
+        self.ok = ok
+        self.message = message
+        self.notification = notification
+        self.count = count
+    }
 
     public static func success(_ message: String) -> ControlReply { ControlReply(ok: true, message: message) }
     public static func failure(_ message: String) -> ControlReply { ControlReply(ok: false, message: message) }
@@ -46,6 +67,12 @@ public struct ListedNotification: Codable, Sendable, Hashable {
         public var id: String
         public var title: String?
         public var type: String
+
+        public init(id: String, title: String?, type: String) {
+            self.id = id
+            self.title = title
+            self.type = type
+        }
     }
 
     public var source: String
@@ -55,8 +82,34 @@ public struct ListedNotification: Codable, Sendable, Hashable {
     public var body: String?
     public var actions: [Action]
     public var alerted: Bool
+    /// Removed (on the phone, or dismissed or cleared here); listed only when asked for.
+    public var removed: Bool
     public var receivedAt: Date
+    /// The body was left out because the line would have been longer than
+    /// `maxControlReplyLineLength` (only possible with a raised `WireLimits.maxMessageLength`).
+    public var bodyOmitted: Bool?
+
+    public init(
+        source: String, id: String, app: String, title: String?, body: String?, actions: [Action],
+        alerted: Bool, removed: Bool = false, receivedAt: Date, bodyOmitted: Bool? = nil
+    ) {
+        self.source = source
+        self.id = id
+        self.app = app
+        self.title = title
+        self.body = body
+        self.actions = actions
+        self.alerted = alerted
+        self.removed = removed
+        self.receivedAt = receivedAt
+        self.bodyOmitted = bodyOmitted
+    }
 }
 
-/// Control lines longer than this are refused before they are buffered.
+/// Request lines longer than this are refused before they are buffered.
 public let maxControlLineLength = 64 * 1024
+
+/// Reply lines longer than this are refused by the client before they are buffered. One line
+/// carries one notification: with the default limits its text is at most a few hundred KiB,
+/// and JSON escaping at most multiplies it by six. The daemon never writes a longer line.
+public let maxControlReplyLineLength = 8 * 1024 * 1024

@@ -2,29 +2,49 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// Splits a byte stream into lines, refusing any line over `maxControlLineLength`.
+/// Splits a byte stream into lines, refusing any line over `maxLength` before buffering more
+/// of it. Each line is judged on its own, so a long reply of many lines is fine.
 struct ControlLineDecoder: ByteToMessageDecoder {
     typealias InboundOut = Result<String, ControlLineTooLong>
+    let maxLength: Int
+    /// What a line is, for the error: "control request" or "control reply line".
+    let what: String
+    /// Bytes of an overlong line still to skip, up to and including its newline.
+    private var skipping = false
+
+    init(maxLength: Int, what: String) {
+        self.maxLength = maxLength
+        self.what = what
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         let view = buffer.readableBytesView
         guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
-            if buffer.readableBytes > maxControlLineLength {
+            if buffer.readableBytes > maxLength {
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-                context.fireChannelRead(wrapInboundOut(.failure(ControlLineTooLong())))
+                if !skipping { context.fireChannelRead(wrapInboundOut(.failure(tooLong))) }
+                skipping = true
             }
             return .needMoreData
         }
         let length = newline - view.startIndex
         let line = buffer.readString(length: length) ?? ""
         buffer.moveReaderIndex(forwardBy: 1)
-        context.fireChannelRead(wrapInboundOut(length > maxControlLineLength ? .failure(ControlLineTooLong()) : .success(line)))
+        if skipping {
+            skipping = false
+        } else {
+            context.fireChannelRead(wrapInboundOut(length > maxLength ? .failure(tooLong) : .success(line)))
+        }
         return .continue
     }
+
+    private var tooLong: ControlLineTooLong { ControlLineTooLong(what: what, limit: maxLength) }
 }
 
 struct ControlLineTooLong: Error, CustomStringConvertible {
-    var description: String { "control request longer than \(maxControlLineLength) bytes" }
+    var what: String
+    var limit: Int
+    var description: String { "\(what) longer than \(limit) bytes" }
 }
 
 /// Appends a newline to each outbound line.
@@ -56,20 +76,20 @@ enum ControlSocket {
         }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture { try wrap(channel) }
+                channel.eventLoop.makeCompletedFuture { try wrap(channel, maxLineLength: maxControlLineLength, what: "control request") }
             }
         chmod(path, 0o600)
         return server
     }
 
-    static func wrap(_ channel: any Channel) throws -> ControlChannel {
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlLineDecoder()))
+    static func wrap(_ channel: any Channel, maxLineLength: Int, what: String) throws -> ControlChannel {
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ControlLineDecoder(maxLength: maxLineLength, what: what)))
         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ControlLineEncoder()))
         return try ControlChannel(wrappingChannelSynchronously: channel)
     }
 }
 
-/// Talks to a running accessory's control socket: one request, one reply.
+/// Talks to a running accessory's control socket: one request, then its reply lines.
 public enum ControlClient {
     public struct Unavailable: Error, CustomStringConvertible {
         public var path: String
@@ -77,26 +97,35 @@ public enum ControlClient {
         public var description: String { "no accessory is listening on \(path) (\(reason)); is `notifbridge accessory` running with this --state?" }
     }
 
-    public static func send(_ request: ControlRequest, socketPath: String) async throws -> ControlReply {
+    /// Sends `request` and returns the reply's last line. Each notification of a `list` goes to
+    /// `onNotification` as its line arrives, so nothing waits for, or holds, the whole list.
+    public static func send(
+        _ request: ControlRequest,
+        socketPath: String,
+        onNotification: (ListedNotification) throws -> Void = { _ in }
+    ) async throws -> ControlReply {
         let channel: ControlChannel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { channel in
-                    channel.eventLoop.makeCompletedFuture { try ControlSocket.wrap(channel) }
+                    channel.eventLoop.makeCompletedFuture {
+                        try ControlSocket.wrap(channel, maxLineLength: maxControlReplyLineLength, what: "control reply line")
+                    }
                 }
         } catch {
             throw Unavailable(path: socketPath, reason: "\(error)")
         }
-        let encoder = JSONEncoder()
-        let line = String(decoding: try encoder.encode(request), as: UTF8.self)
+        let line = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(line)
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
             for try await reply in inbound {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .iso8601
-                return try decoder.decode(ControlReply.self, from: Data(try reply.get().utf8))
+                let decoded = try decoder.decode(ControlReply.self, from: Data(try reply.get().utf8))
+                guard let notification = decoded.notification else { return decoded }
+                try onNotification(notification)
             }
-            throw Unavailable(path: socketPath, reason: "the accessory closed the connection without replying")
+            throw Unavailable(path: socketPath, reason: "the accessory closed the connection before its reply ended")
         }
     }
 }

@@ -37,7 +37,8 @@ struct LineWriter: Sendable {
 }
 
 /// Readable lines, as a small screen would show them; with a display profile, title and body
-/// are cut and wrapped exactly as an accessory screen of that size would show them.
+/// are cut and wrapped exactly as an accessory screen of that size would show them. Every text
+/// that came from a peer goes through `terminalSafe` (NotifBridgeDisplay) field by field.
 public struct TerminalPresenter: Presenter {
     private let writer = LineWriter()
     private let profile: DisplayProfile?
@@ -47,35 +48,45 @@ public struct TerminalPresenter: Presenter {
     }
 
     public func present(_ event: DisplayEvent) {
+        writer.write(Self.line(for: event, profile: profile))
+    }
+
+    /// What the terminal shows for an event (lines joined by newlines).
+    static func line(for event: DisplayEvent, profile: DisplayProfile? = nil) -> String {
         switch event {
         case .listening(let host, let port, let suite, let keyID):
-            writer.write("listening on \(host):\(port) (\(suite), key \(keyID))")
+            "listening on \(safe(host)):\(port) (\(safe(suite)), key \(keyID))"
         case .advertising(let adapter, let name, let suite, let keyID):
-            writer.write("advertising \"\(name)\" on \(adapter) (\(suite), key \(keyID))")
+            "advertising \"\(safe(name))\" on \(safe(adapter)) (\(safe(suite)), key \(keyID))"
         case .connected(let peer):
-            writer.write("host connected from \(peer)")
+            "host connected from \(safe(peer))"
         case .disconnected(let peer):
-            writer.write("host \(peer) disconnected")
+            "host \(safe(peer)) disconnected"
         case .keyExchange(let suite, let exchangeID, let resumed):
-            writer.write("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(exchangeID))")
+            "\(resumed ? "resumed" : "completed") \(safe(suite)) key exchange \(exchangeHex(exchangeID))"
         case .notification(let stored, let change):
-            writer.write(Self.render(stored, change: change, profile: profile))
+            render(stored, change: change, profile: profile)
         case .removedAll(let count):
-            writer.write("✕ removed all (\(count) notification\(count == 1 ? "" : "s"))")
+            "✕ removed all (\(count) notification\(count == 1 ? "" : "s"))"
         case .ignored(let source, let id, let reason):
-            writer.write("· ignored \(source)/\(id): \(reason)")
+            "· ignored \(safe(source))/\(safe(id)): \(safe(reason))"
         case .resync(let reason):
-            writer.write("⚠ resync: \(reason); offering a fresh key")
+            "⚠ resync: \(safe(reason)); offering a fresh key"
         case .refused(let detail):
-            writer.write("⚠ refused: \(detail)")
+            "⚠ refused: \(safe(detail))"
         case .burstSummary(let count):
-            writer.write("🔔 \(count) more notification\(count == 1 ? "" : "s") arrived in a burst (listed, not alerted one by one)")
+            "🔔 \(count) more notification\(count == 1 ? "" : "s") arrived in a burst (listed, not alerted one by one)"
         }
     }
 
     /// iOS's own dismiss action has no title; show what a person expects to read.
     static func actionLabel(_ action: Notifbridge_V1_Action) -> String {
-        action.hasTitle ? action.title : (action.type == .dismiss ? "Dismiss" : action.identifier)
+        safe(action.hasTitle ? action.title : (action.type == .dismiss ? "Dismiss" : action.identifier))
+    }
+
+    /// One field of peer text, on one line.
+    static func safe(_ text: String) -> String {
+        terminalSafe(text)
     }
 
     static func render(_ stored: StoredNotification, change: DisplayEvent.Change, profile: DisplayProfile? = nil) -> String {
@@ -84,10 +95,10 @@ public struct TerminalPresenter: Presenter {
         switch change {
         case .added: marker = stored.alerted ? "🔔" : "●"
         case .updated: marker = "↻"
-        case .removed: return "✕ removed \(n.sourceName.isEmpty ? stored.sourceIdentifier : n.sourceName) \(stored.notificationIdentifier)"
+        case .removed: return "✕ removed \(safe(n.sourceName.isEmpty ? stored.sourceIdentifier : n.sourceName)) \(safe(stored.notificationIdentifier))"
         }
-        var header = "\(marker) \(n.sourceName)"
-        if n.hasTitle { header += " — \(n.title)" }
+        var header = "\(marker) \(safe(n.sourceName))"
+        if n.hasTitle { header += " — \(safe(n.title))" }
         var tags: [String] = []
         if n.attributes & UInt32(Notifbridge_V1_Attribute.critical.rawValue) != 0 { tags.append("critical") }
         if n.attributes & UInt32(Notifbridge_V1_Attribute.timeSensitive.rawValue) != 0 { tags.append("time-sensitive") }
@@ -98,7 +109,7 @@ public struct TerminalPresenter: Presenter {
                 if decision.haptic != .none { tags.append(decision.haptic.rawValue) }
                 if decision.persistent { tags.append("until acted on") }
             } else {
-                tags.append("listed: \(decision.reason)")
+                tags.append("listed: \(safe(decision.reason))")
             }
         }
         if change == .updated { tags.append("updated") }
@@ -109,25 +120,31 @@ public struct TerminalPresenter: Presenter {
             let screen = NotifBridgeDisplay.render(title: title.isEmpty ? n.sourceName : title, body: n.hasBody ? n.body.plainText : nil, profile: profile)
             let border = String(repeating: "─", count: profile.columns)
             lines.append("    ┌\(border)┐")
-            for line in screen {
+            for line in screen.map(safe) {
                 lines.append("    │\(line)\(String(repeating: " ", count: max(0, profile.columns - displayWidth(of: line))))│")
             }
             lines.append("    └\(border)┘")
         } else {
-            if n.hasSubtitle { lines.append("    \(n.subtitle)") }
-            if n.hasBody { lines.append("    \(n.body.plainText)") }
+            if n.hasSubtitle { lines.append("    \(safe(n.subtitle))") }
+            if n.hasBody { lines.append("    \(terminalSafe(n.body.plainText, lineBreak: "\n    "))") }
         }
         if !n.actions.isEmpty { lines.append("    actions: \(n.actions.map(Self.actionLabel).joined(separator: " · "))") }
         return lines.joined(separator: "\n")
     }
 }
 
-/// One JSON object per line, for programs (a buzzer script, a dashboard, tests).
+/// One JSON object per line, for programs (a buzzer script, a dashboard, tests). Text is exact;
+/// the controls a terminal would act on are escaped in the JSON (`jsonEscapingTerminalControls`).
 public struct JSONPresenter: Presenter {
     private let writer = LineWriter()
     public init() {}
 
     public func present(_ event: DisplayEvent) {
+        guard let line = Self.line(for: event) else { return }
+        writer.write(line)
+    }
+
+    static func line(for event: DisplayEvent) -> String? {
         var object: [String: Any] = [:]
         switch event {
         case .listening(let host, let port, let suite, let keyID):
@@ -148,8 +165,8 @@ public struct JSONPresenter: Presenter {
         case .refused(let detail): object = ["event": "refused", "detail": detail]
         case .burstSummary(let count): object = ["event": "burstSummary", "count": count]
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        writer.write(String(decoding: data, as: UTF8.self))
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+        return jsonEscapingTerminalControls(String(decoding: data, as: UTF8.self))
     }
 
     static func object(_ stored: StoredNotification) -> [String: Any] {

@@ -70,6 +70,7 @@ final class BusLoop {
     }
 
     private static func open(_ address: DBusBusAddress) throws(DBusError) -> OpaquePointer {
+        try SystemdLibrary.require()
         var bus: OpaquePointer?
         switch address {
         case .system:

@@ -21,6 +21,12 @@ public final class DBusConnection: Sendable {
         core.requestClose()
     }
 
+    /// Throws, with what to install, if this machine cannot do D-Bus at all (no libsystemd.so.0).
+    /// ``connect(to:)`` checks it too; callers that add context to connection errors ask first.
+    public static func checkAvailable() throws(DBusError) {
+        try SystemdLibrary.require()
+    }
+
     /// Connects, and returns once the bus has answered Hello.
     public static func connect(to address: DBusBusAddress = .system) async throws(DBusError) -> DBusConnection {
         let core = try BusCore()

@@ -15,6 +15,8 @@ public enum DBusError: Error, Equatable, Sendable {
     case system(operation: String, errno: Int32)
     /// The connection is closed, or closed before the operation finished.
     case closed
+    /// libsystemd (sd-bus) cannot be loaded on this machine; the text says what to install.
+    case libraryUnavailable(String)
 
     /// Throws `.system` for a negative sd-bus return value; passes others through.
     @discardableResult
@@ -33,6 +35,7 @@ extension DBusError: CustomStringConvertible {
         case .typeMismatch(let expected, let actual): "expected a D-Bus value of type \(expected), got \(actual)"
         case .system(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         case .closed: "the D-Bus connection is closed"
+        case .libraryUnavailable(let reason): reason
         }
     }
 }

@@ -12,6 +12,7 @@ final class OfflineBus {
     private let bus: OpaquePointer
 
     init() throws(DBusError) {
+        try SystemdLibrary.require()
         var created: OpaquePointer?
         try DBusError.check(sd_bus_new(&created), "sd_bus_new")
         guard let bus = created else { throw .closed }

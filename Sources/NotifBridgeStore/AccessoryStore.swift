@@ -7,9 +7,10 @@ import NotifBridgeWire
 /// The accessory's durable state in one SQLite file (WAL): key exchanges and notifications.
 ///
 /// Every event is applied in one write transaction, so what a receipt acknowledges is on disk
-/// before the receipt leaves; a crash loses nothing acknowledged.
+/// before the receipt leaves; a crash or a power cut loses nothing acknowledged. Events that
+/// arrive together share one transaction (``applyBatch(_:now:policy:admit:)``), so one fsync.
 public final class AccessoryStore: Sendable {
-    private let database: DatabasePool
+    let database: DatabasePool
     public let path: String
     public let retention: Retention
 
@@ -20,9 +21,19 @@ public final class AccessoryStore: Sendable {
         let existed = FileManager.default.fileExists(atPath: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in try Self.syncEveryCommit(db) }
         database = try DatabasePool(path: path, configuration: configuration)
+        // The pool switches its writer to WAL with synchronous = NORMAL after preparing it,
+        // so the writer is set again once the pool is open.
+        try database.writeWithoutTransaction { db in try Self.syncEveryCommit(db) }
         if !existed { chmod(path, 0o600) }
         try Self.migrator.migrate(database)
+    }
+
+    /// FULL: in WAL mode a commit returns only after the WAL is fsynced. NORMAL (GRDB's WAL
+    /// default) defers that to checkpoints, and a power cut can lose acknowledged commits.
+    private static func syncEveryCommit(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = FULL")
     }
 
     private static var migrator: DatabaseMigrator {
@@ -280,7 +291,7 @@ public final class AccessoryStore: Sendable {
         }
     }
 
-    private static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
+    static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
@@ -288,7 +299,7 @@ public final class AccessoryStore: Sendable {
         String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
     }
 
-    private static func record(_ row: Row) throws -> StoredNotification {
+    static func record(_ row: Row) throws -> StoredNotification {
         let payload: Data = row["payload"]
         let alerting: Data? = row["alerting"]
         let decision: String? = row["alert_decision"]
@@ -317,15 +328,11 @@ public final class AccessoryStore: Sendable {
         }
     }
 
-    /// Stored notifications, newest first; removed ones (and tombstones) only if asked for.
-    public func notifications(includeRemoved: Bool = false) throws -> [StoredNotification] {
-        try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC").map(Self.record)
-        }
-    }
-
-    public func notification(source: String, id: String) throws -> StoredNotification? {
-        try database.read { db in try Self.fetch(db, source: source, id: id) }
+    /// `PRAGMA synchronous` on the writer connection and on a reader (2 is FULL), for tests.
+    func synchronousModes() throws -> (writer: Int, reader: Int) {
+        let writer = try database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
+        let reader = try database.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") ?? -1 }
+        return (writer, reader)
     }
 }
 

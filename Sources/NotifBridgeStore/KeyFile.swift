@@ -27,7 +27,6 @@ public struct KeyFile: Sendable {
         case wrongSuite(path: String, found: CipherSuite, expected: CipherSuite)
         case insecurePermissions(path: String, mode: UInt16)
         case writeFailed(path: String, reason: String)
-        case stateDirectory(path: String, reason: String)
 
         public var description: String {
             switch self {
@@ -35,7 +34,6 @@ public struct KeyFile: Sendable {
             case .wrongSuite(let path, let found, let expected): "key file \(path) holds a \(found.rawValue) key, expected \(expected.rawValue)"
             case .insecurePermissions(let path, let mode): "key file \(path) has mode \(String(mode, radix: 8)); it must be 600 (chmod 600 \(path))"
             case .writeFailed(let path, let reason): "cannot write key file \(path): \(reason)"
-            case .stateDirectory(let path, let reason): "cannot create the state directory \(path): \(reason)"
             }
         }
     }
@@ -91,14 +89,5 @@ public struct KeyFile: Sendable {
             unlink(temporary)
             throw Failure.writeFailed(path: path, reason: reason)
         }
-    }
-}
-
-/// Creates the state directory with mode 0700 if it does not exist.
-public func prepareStateDirectory(_ path: String) throws {
-    do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    } catch {
-        throw KeyFile.Failure.stateDirectory(path: path, reason: (error as NSError).localizedDescription)
     }
 }

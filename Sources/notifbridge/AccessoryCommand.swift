@@ -8,6 +8,7 @@ import NotifBridgeTCP
 import NotifBridgeWire
 #if canImport(NotifBridgeBLE)
 import NotifBridgeBLE
+import NotifBridgeDBus
 #endif
 
 struct AccessoryCommand: AsyncParsableCommand {
@@ -106,6 +107,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         guard name.utf8.count <= GATTProfile.maxAdvertisedNameLength, !name.isEmpty else {
             throw CommandFailure("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes")
         }
+        try requireDBus()
         let peripheral: GATTPeripheral
         do {
             peripheral = try await GATTPeripheral.start(adapter: adapter, name: name, logger: logger)
@@ -122,6 +124,18 @@ struct AccessoryCommand: AsyncParsableCommand {
         #endif
     }
 }
+
+#if canImport(NotifBridgeBLE)
+/// Fails plainly, saying what to install, where D-Bus (and so Bluetooth) cannot work at all,
+/// before any bus error could suggest that dbus or bluetoothd is to blame.
+func requireDBus() throws {
+    do {
+        try DBusConnection.checkAvailable()
+    } catch {
+        throw CommandFailure(error.description)
+    }
+}
+#endif
 
 /// How the accessory and the simulated iPhone reach each other.
 enum LinkTransport: String, ExpressibleByArgument, CaseIterable {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeFixtures
 import NotifBridgeHost
 import NotifBridgeHostCore
@@ -83,7 +84,8 @@ final class AccessoryProcess: Sendable {
                     if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
                         self.port.withLock { $0 = port }
                     }
-                    FileHandle.standardOutput.write(Data(("  accessory │ " + line + "\n").utf8))
+                    // The accessory already made peer text safe; this keeps the relay safe even so.
+                    FileHandle.standardOutput.write(Data(("  accessory │ " + terminalSafe(line) + "\n").utf8))
                 }
             }
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeTCP
@@ -62,6 +63,7 @@ struct PhoneTarget: ParsableArguments {
     /// Finds the accessory over Bluetooth, connects and subscribes: one GATT connection.
     func openBluetoothLink() async throws -> GATTCentral.Connection {
         guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
+        try requireDBus()
         let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
         do {
             return try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
@@ -183,6 +185,11 @@ struct PhonePrinter: Sendable {
         FileHandle.standardOutput.write(Data((prefix + text + "\n").utf8))
     }
 
+    /// The accessory's text is a peer's: one field at a time through `terminalSafe`.
+    private func safe(_ text: String) -> String {
+        terminalSafe(text)
+    }
+
     func print(_ event: PhoneEvent) {
         switch event {
         case .established(let id, let suite, let resumed):
@@ -190,17 +197,17 @@ struct PhonePrinter: Sendable {
         case .receipt(let sequence, let stored, let alerted):
             line("receipt #\(sequence): \(stored ? "stored" : "not stored (duplicate or stale)")\(alerted ? ", alerted → addNotification returns true" : "")")
         case .response(let source, let id, let action, let text):
-            line("NotificationResponse(source: \(source), notification: \(id), action: \(action)\(text.map { ", text: \"\($0)\"" } ?? ""))")
+            line("NotificationResponse(source: \(safe(source)), notification: \(safe(id)), action: \(safe(action))\(text.map { ", text: \"\(safe($0))\"" } ?? ""))")
         case .removeOnPhone(let ids):
-            line("removeNotifications(identifiers: \(ids.map { "\($0.source)/\($0.id)" }.joined(separator: ", ")))")
+            line("removeNotifications(identifiers: \(ids.map { "\(safe($0.source))/\(safe($0.id))" }.joined(separator: ", ")))")
         case .resync(let reason):
-            line("accessory asked to resync (\(reason)); redoing the key exchange")
+            line("accessory asked to resync (\(safe(reason))); redoing the key exchange")
         case .peerError(let code, let detail):
-            line("accessory error \(code): \(detail)")
+            line("accessory error \(code): \(safe(detail))")
         case .notSent(let reason):
-            line("not sent: \(reason)")
+            line("not sent: \(safe(reason))")
         case .closed(let reason):
-            line("link closed: \(reason)")
+            line("link closed: \(safe(reason))")
         }
     }
 }

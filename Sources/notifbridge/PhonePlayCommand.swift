@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeScenario
@@ -130,9 +131,7 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
 
     func observe() async throws -> [ObservedNotification] {
         guard let stateDirectory else { return [] }
-        let reply = try await ControlClient.send(ControlRequest(op: .list), socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: stateDirectory))
-        guard reply.ok else { throw CommandFailure("the accessory would not list its notifications: \(reply.message ?? "no reason given")") }
-        return (reply.notifications ?? []).map(ObservedNotification.init)
+        return try await listAll(stateDirectory: stateDirectory)
     }
 }
 
@@ -167,14 +166,23 @@ final class SpawnedAccessory: ScenarioEnvironment {
     }
 
     func observe() async throws -> [ObservedNotification] {
-        let reply = try await ControlClient.send(ControlRequest(op: .list), socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: stateDirectory))
-        return (reply.notifications ?? []).map(ObservedNotification.init)
+        try await listAll(stateDirectory: stateDirectory)
     }
 
     func stop() {
         current.withLock { $0.process }.stop()
         try? FileManager.default.removeItem(atPath: stateDirectory)
     }
+}
+
+/// Everything the accessory lists: a scenario's expectations are checked against all of it.
+private func listAll(stateDirectory: String) async throws -> [ObservedNotification] {
+    var observed: [ObservedNotification] = []
+    let reply = try await ControlClient.send(ControlRequest(op: .list), socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: stateDirectory)) {
+        observed.append(ObservedNotification($0))
+    }
+    guard reply.ok else { throw CommandFailure("the accessory would not list its notifications: \(terminalSafe(reply.message ?? "no reason given"))") }
+    return observed
 }
 
 /// Polls until the accessory accepts connections again after a restart.

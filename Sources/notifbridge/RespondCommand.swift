@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeDisplay
 
 /// Acts on a notification from the accessory side, through the running daemon's control socket.
 struct RespondCommand: AsyncParsableCommand {
@@ -22,23 +23,39 @@ struct RespondCommand: AsyncParsableCommand {
 
     static func send(_ request: ControlRequest, state: String) async throws {
         let reply = try await ControlClient.send(request, socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: state))
-        guard reply.ok else { throw CommandFailure(reply.message ?? "the accessory refused the request") }
-        if let notifications = reply.notifications {
-            if notifications.isEmpty { print("no notifications") }
-            for n in notifications {
-                print("\(n.source) \(n.id)  \(n.app)\(n.title.map { " — \($0)" } ?? "")\(n.alerted ? "  (alerted)" : "")")
-                if let body = n.body { print("    \(body)") }
-                for action in n.actions { print("    action \(action.id)\(action.title.map { " \"\($0)\"" } ?? "") [\(action.type)]") }
-            }
-        } else if let message = reply.message {
-            print(message)
-        }
+        guard reply.ok else { throw CommandFailure(terminalSafe(reply.message ?? "the accessory refused the request")) }
+        if let message = reply.message { print(terminalSafe(message)) }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the notifications on the accessory with their actions.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the notifications on the accessory with their actions, newest first.",
+            discussion: "Lines are printed as the accessory reads them from its store, however many there are."
+        )
         @OptionGroup var target: Target
-        func run() async throws { try await RespondCommand.send(ControlRequest(op: .list), state: target.state) }
+        @Option(help: "At most this many notifications (at least 1).") var limit: Int?
+        @Flag(help: "Removed notifications too, marked (removed).") var all = false
+        @Flag(help: "One JSON object per notification and line, for scripts.") var json = false
+
+        func validate() throws {
+            if let limit, limit < 1 { throw ValidationError("--limit must be at least 1; it was \(limit)") }
+        }
+
+        func run() async throws {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let request = ControlRequest(op: .list, limit: limit, includeRemoved: all ? true : nil)
+            let reply = try await ControlClient.send(request, socketPath: AccessoryConfiguration.controlSocketPath(stateDirectory: target.state)) { listed in
+                if json {
+                    print(jsonEscapingTerminalControls(String(decoding: try encoder.encode(listed), as: UTF8.self)))
+                } else {
+                    for line in listed.terminalLines { print(line) }
+                }
+            }
+            guard reply.ok else { throw CommandFailure(terminalSafe(reply.message ?? "the accessory refused the request")) }
+            if reply.count == 0, !json { print("no notifications") }
+        }
     }
 
     struct Action: AsyncParsableCommand {

@@ -19,8 +19,8 @@ struct AccessoryBehaviourTests {
         defer { Task { await accessory.stop() } }
         let source = "com.apple.MobileSMS"
 
-        let noPhone = await accessory.daemon.respond(ControlRequest(op: .list))
-        #expect(noPhone.ok)
+        let noPhone = try await accessory.daemon.list(ControlRequest(op: .list)) { _ in }
+        #expect(noPhone == ControlReply(ok: true, count: 0))
 
         _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
             try await phone.waitUntilEstablished()

@@ -39,10 +39,12 @@ final class RestartableAccessory: ScenarioEnvironment {
     }
 
     func observe() async throws -> [ObservedNotification] {
-        let reply = await accessory.daemon.respond(ControlRequest(op: .list))
-        return (reply.notifications ?? []).map {
-            ObservedNotification(ref: NotificationRef(source: $0.source, id: $0.id), title: $0.title, body: $0.body, alerted: $0.alerted)
+        var observed: [ObservedNotification] = []
+        let end = try await accessory.daemon.list(ControlRequest(op: .list)) {
+            observed.append(ObservedNotification(ref: NotificationRef(source: $0.source, id: $0.id), title: $0.title, body: $0.body, alerted: $0.alerted))
         }
+        guard end.ok else { throw PhoneFailure(description: end.message ?? "list failed") }
+        return observed
     }
 }
 

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import NotifBridgeAccessory
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import Synchronization
+import Testing
+
+/// The state directory holds the private key and every notification: 0700, as the README
+/// promises, whether the daemon creates it or finds it.
+@Suite("State directory mode")
+struct StateDirectoryTests {
+    static func mode(_ path: String) -> UInt16 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0xFFFF }
+        return UInt16(info.st_mode & 0o7777)
+    }
+
+    static func startDaemon(_ directory: String, logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) throws -> AccessoryDaemon {
+        try AccessoryDaemon(configuration: AccessoryConfiguration(stateDirectory: directory, port: 0), presenter: RecordingPresenter(), logger: logger)
+    }
+
+    @Test("a state directory the daemon creates is 0700")
+    func created() throws {
+        let parent = try TemporaryDirectory("state-new")
+        defer { parent.remove() }
+        let state = parent.path + "/a/b/state"
+        _ = try Self.startDaemon(state)
+        #expect(Self.mode(state) == 0o700)
+    }
+
+    @Test("an existing directory of ours is tightened to 0700 with a notice; 0700 is kept quietly", arguments: [
+        (UInt16(0o700), false), (0o701, true), (0o710, true), (0o740, true), (0o755, true), (0o777, true),
+    ])
+    func tightened(found: UInt16, expectNotice: Bool) throws {
+        let directory = try TemporaryDirectory("state-mode")
+        defer { directory.remove() }
+        chmod(directory.path, mode_t(found))
+        let log = CapturedLog()
+        _ = try Self.startDaemon(directory.path, logger: Logger(label: "test", factory: { _ in log }))
+        #expect(Self.mode(directory.path) == 0o700)
+        let notices = log.messages(at: .notice).filter { $0.contains(directory.path) }
+        #expect(notices.count == (expectNotice ? 1 : 0), "\(log.messages(at: .notice))")
+        if expectNotice { #expect(notices.first?.contains(String(found, radix: 8)) == true) }
+    }
+
+    @Test("a file where the state directory should be is refused")
+    func notADirectory() throws {
+        let parent = try TemporaryDirectory("state-file")
+        defer { parent.remove() }
+        let path = parent.path + "/state"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try prepareStateDirectory(path)
+        } throws: { error in
+            "\(error)" == "state directory \(path): exists and is not a directory"
+        }
+    }
+
+    @Test("a directory owned by someone else is refused, saying why, and left as it was")
+    func notOurs() throws {
+        let directory = try TemporaryDirectory("state-foreign")
+        defer { directory.remove() }
+        let foreign: String
+        if geteuid() == 0 {
+            chmod(directory.path, 0o755)
+            try #require(chown(directory.path, 65534, 65534) == 0, "chown to nobody")
+            foreign = directory.path
+        } else {
+            foreign = "/usr"
+        }
+        let before = Self.mode(foreign)
+        #expect {
+            _ = try Self.startDaemon(foreign)
+        } throws: { error in
+            "\(error)".contains(foreign) && "\(error)".contains("owned by uid")
+        }
+        #expect(Self.mode(foreign) == before)
+    }
+}
+
+/// Log lines kept for assertions.
+final class CapturedLog: LogHandler, Sendable {
+    private let lines = Mutex<[(Logger.Level, String)]>([])
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append((event.level, "\(event.message)")) }
+    }
+
+    func messages(at level: Logger.Level) -> [String] {
+        lines.withLock { $0.filter { $0.0 == level }.map(\.1) }
+    }
+}

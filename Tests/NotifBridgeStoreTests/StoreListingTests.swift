@@ -1,0 +1,59 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+/// Pages read back exactly what one full read does, in the same order, whatever the page size,
+/// also where a page boundary falls among notifications committed together (same received_at).
+@Suite("SQLite store listing")
+struct StoreListingTests {
+    static func filledStore(_ directory: TemporaryDirectory, count: Int, perTransaction: Int) throws -> AccessoryStore {
+        let store = try AccessoryStore(path: directory.path + "/accessory.sqlite", retention: Retention(maxCount: 10_000, maxBytes: 1 << 30, maxAgeDays: 3650))
+        let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 1, count: 32))
+        try store.saveExchange(exchange, keyID: [1, 2, 3], now: Date())
+        var sequence: UInt64 = 0
+        for start in stride(from: 0, to: count, by: perTransaction) {
+            let now = Date(timeIntervalSince1970: 1_778_490_000 + Double(start))
+            let events = try (start..<min(count, start + perTransaction)).map { index in
+                sequence += 1
+                var event = HostEvent()
+                event.sequence = sequence
+                event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: "n\(index)", sourceName: "App", title: "t", body: "b"), .standard), now: now)
+                return (event: event, exchangeID: exchange.exchangeID)
+            }
+            for result in try store.applyBatch(events, now: now, policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) }) {
+                _ = try result.get()
+            }
+        }
+        for index in stride(from: 0, to: count, by: 3) { try store.removeLocally(source: "s", id: "n\(index)", now: Date()) }
+        return store
+    }
+
+    static func paged(_ store: AccessoryStore, size: Int, includeRemoved: Bool) throws -> [String] {
+        var ids: [String] = []
+        var cursor: NotificationCursor?
+        repeat {
+            let page = try store.notificationPage(after: cursor, limit: size, includeRemoved: includeRemoved)
+            #expect(page.records.count <= size)
+            ids += page.records.map(\.notificationIdentifier)
+            cursor = page.next
+        } while cursor != nil
+        return ids
+    }
+
+    @Test("pages of 1, 9, 10, 11, 66, 67 and 100 over 67 notifications, 10 per transaction", arguments: [1, 9, 10, 11, 66, 67, 100])
+    func pagesMatchOneRead(size: Int) throws {
+        let directory = try TemporaryDirectory("listing")
+        defer { directory.remove() }
+        let store = try Self.filledStore(directory, count: 67, perTransaction: 10)
+        for includeRemoved in [false, true] {
+            let whole = try store.notifications(includeRemoved: includeRemoved).map(\.notificationIdentifier)
+            #expect(whole.count == (includeRemoved ? 67 : 44))
+            #expect(try Self.paged(store, size: size, includeRemoved: includeRemoved) == whole)
+        }
+    }
+}
