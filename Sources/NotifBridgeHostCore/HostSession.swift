@@ -94,7 +94,7 @@ public struct HostSession: Sendable {
     }
 
     /// Events the accessory has not acknowledged yet.
-    public var outstandingCount: Int { forwarder.unacknowledged.count }
+    public var outstandingCount: Int { forwarder.unacknowledgedCount }
 
     // MARK: Link events
 
@@ -208,7 +208,7 @@ public struct HostSession: Sendable {
     /// The transport relay's completion for a sealed event.
     public mutating func transportCompleted(sequence: UInt64, result: AccessoryMessageResult) -> [Action] {
         guard case .failure(.transportFailed) = result, isEstablished,
-              let outbound = forwarder.unacknowledged.first(where: { $0.sequence == sequence }) else { return [] }
+              let outbound = forwarder.unacknowledged(sequence) else { return [] }
         let attempts = retries[sequence, default: 0] + 1
         guard attempts <= Self.maxTransportRetries else { return [] }
         retries[sequence] = attempts

@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeCrypto
 import NotifBridgeHostCore
+import NotifBridgeTestSupport
 import NotifBridgeWire
 import Testing
 
@@ -128,5 +129,24 @@ struct RelayTests {
         })
         #expect(try forwarder.messageHandler(Data(WireCodec.encode(response))) == .response(NotificationResponse(sourceIdentifier: "com.apple.MobileSMS", notificationIdentifier: "m1", actionIdentifier: "reply", userText: "On my way")))
         #expect(throws: NotificationsForwarder.UnreadableMessage.self) { try forwarder.messageHandler(Data([0xFF, 0xFF])) }
+    }
+
+    @Test("Data provider: receipts in any order settle exactly their events, and the rest re-send in order")
+    func forwarderReceiptsOutOfOrder() throws {
+        var forwarder = NotificationsForwarder()
+        let note = HostNotification(source: "com.apple.MobileSMS", id: "m1", sourceName: "Messages", title: "Anna", body: "Hi")
+        for _ in 0..<2_000 { forwarder.sent(try forwarder.serialize(.update(note), now: Date())) }
+        var generator = SeededGenerator(seed: 0x5EED)
+        let acknowledged = Array(1...2_000).shuffled(using: &generator).prefix(1_500)
+        for sequence in acknowledged {
+            var receipt = AccessoryEvent()
+            receipt.event = .receipt(.with { $0.hostSequence = UInt64(sequence); $0.stored = true })
+            _ = try forwarder.messageHandler(Data(WireCodec.encode(receipt)))
+        }
+        let left = Set(1...2_000).subtracting(acknowledged).sorted().map(UInt64.init)
+        #expect(forwarder.unacknowledgedCount == 500)
+        #expect(forwarder.unacknowledged.map(\.sequence) == left, "what is left goes again in sequence order")
+        #expect(forwarder.unacknowledged(left[0])?.sequence == left[0])
+        #expect(forwarder.unacknowledged(UInt64(acknowledged.first!)) == nil)
     }
 }

@@ -52,8 +52,23 @@ public struct NotificationsForwarder: Sendable {
     }
 
     public private(set) var nextSequence: UInt64
-    /// Sent and not yet acknowledged by a receipt, in sequence order.
-    public private(set) var unacknowledged: [Outbound] = []
+    /// Sent and not yet acknowledged by a receipt, by sequence: a receipt, which may arrive in
+    /// any order, costs O(1) however many events are in flight.
+    private var pending: [UInt64: Outbound] = [:]
+
+    /// Sent and not yet acknowledged, in sequence order (sorted on each call: for re-sending
+    /// after a new link, not for every receipt).
+    public var unacknowledged: [Outbound] {
+        pending.values.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// How many sent events wait for their receipt.
+    public var unacknowledgedCount: Int { pending.count }
+
+    /// The sent event with this number, if it still waits for its receipt.
+    public func unacknowledged(_ sequence: UInt64) -> Outbound? {
+        pending[sequence]
+    }
 
     public init(nextSequence: UInt64 = 1) {
         self.nextSequence = max(nextSequence, 1)
@@ -73,7 +88,7 @@ public struct NotificationsForwarder: Sendable {
     public mutating func sent(_ outbound: Outbound) {
         precondition(outbound.sequence == nextSequence, "events are committed in the order they were serialised")
         nextSequence += 1
-        unacknowledged.append(outbound)
+        pending[outbound.sequence] = outbound
     }
 
     /// `messageHandler(_:)`: one decrypted accessory message.
@@ -86,7 +101,7 @@ public struct NotificationsForwarder: Sendable {
         }
         switch event.event {
         case .receipt(let receipt):
-            unacknowledged.removeAll { $0.sequence == receipt.hostSequence }
+            pending[receipt.hostSequence] = nil
             return .receipt(Receipt(sequence: receipt.hostSequence, stored: receipt.stored, alerted: receipt.alerted))
         case .response(let response):
             return .response(NotificationResponse(
