@@ -10,7 +10,8 @@
 2. Load: `notifbridge phone load --count --events --rate 0` against a fresh accessory.
 
 For each it prints the accessory's resident memory before, at its peak (VmHWM from /proc) and
-after, and how many lines the accessory wrote at the default log level. Builds the release
+after, and how many lines the accessory wrote at the default log level (its log, and the
+presenter's lines: three for each notification stored under load). Builds the release
 binary first if it is missing. Talks only to 127.0.0.1. Exits non-zero if a target is missed
 (--max-attack-mb, --max-load-mb).
 """
@@ -117,7 +118,7 @@ async def attack(port, connections, rounds):
 
 def report(name, before, peak, after, lines, extra=""):
     print(f"{name}: RSS {before:.1f} MB before, peak {peak:.1f} MB, {after:.1f} MB after; "
-          f"{lines} log lines at the default level{extra}")
+          f"{lines} lines of output at the default log level (log and presenter){extra}")
 
 
 def main():
