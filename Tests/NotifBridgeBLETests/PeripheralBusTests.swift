@@ -79,7 +79,7 @@ struct PeripheralBusTests {
         let bluez = try await FakeBlueZ(address: daemon.address)
         let peripheral = try await GATTPeripheral.start(adapter: "hci0", name: "NotifBridge-T", bus: daemon.address, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         #expect(bluez.record.registered.withLock { $0 } == ["RegisterApplication", "RegisterAdvertisement"])
-        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        let name = try await Self.peripheralName(bluez, excluding: bluez.bus.uniqueName)
 
         let objects = try #require(try await bluez.callApp(name, GATTApplication.application, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first).asManagedObjects()
         #expect(objects.keys.sorted() == [GATTApplication.service, GATTApplication.inbox, GATTApplication.outbox].sorted())
@@ -123,7 +123,7 @@ struct PeripheralBusTests {
         defer { daemon.stop() }
         let bluez = try await FakeBlueZ(address: daemon.address)
         let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        let name = try await Self.peripheralName(bluez, excluding: bluez.bus.uniqueName)
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         try await bluez.write(name, [1])
         var links = peripheral.links.makeAsyncIterator()
@@ -142,11 +142,9 @@ struct PeripheralBusTests {
     /// instead of failing the link.
     @Test("A subscription that comes and goes around the first write: notifications wait for the resubscription")
     func resubscribeAroundFirstWrite() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let bluez = try await FakeBlueZ(address: daemon.address)
-        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: .seconds(30), logger: Self.quiet)
-        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        let fixture = try await Fixture.start(resubscribeGrace: .seconds(30))
+        defer { fixture.daemon.stop() }
+        let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
         try await bluez.watchNotifications(from: name)
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StopNotify")
@@ -177,11 +175,9 @@ struct PeripheralBusTests {
 
     @Test("A central bluetoothd never reported as subscribed (its CCC predates this process) is notified")
     func subscriptionNeverReported() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let bluez = try await FakeBlueZ(address: daemon.address)
-        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, logger: Self.quiet)
-        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
+        let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
         try await bluez.watchNotifications(from: name)
         try await bluez.write(name, [1])
         var links = peripheral.links.makeAsyncIterator()
@@ -194,11 +190,9 @@ struct PeripheralBusTests {
 
     @Test("A central that unsubscribed and stays unsubscribed past the grace loses its link with a clear error")
     func unsubscribedPastGrace() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let bluez = try await FakeBlueZ(address: daemon.address)
-        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: .milliseconds(300), logger: Self.quiet)
-        let name = try await peripheralName(bluez, excluding: bluez.bus.uniqueName)
+        let fixture = try await Fixture.start(resubscribeGrace: .milliseconds(300))
+        defer { fixture.daemon.stop() }
+        let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         try await bluez.write(name, [1])
         var links = peripheral.links.makeAsyncIterator()
@@ -212,13 +206,30 @@ struct PeripheralBusTests {
 
     private static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// A private bus with the stand-in bluetoothd and a registered peripheral on it.
+    struct Fixture {
+        let daemon: PrivateBusDaemon
+        let bluez: FakeBlueZ
+        let peripheral: GATTPeripheral
+        /// The peripheral's unique bus name, where bluetoothd's calls go.
+        let name: String
+
+        static func start(resubscribeGrace: Duration = GATTPeripheral.defaultResubscribeGrace) async throws -> Fixture {
+            let daemon = try PrivateBusDaemon()
+            let bluez = try await FakeBlueZ(address: daemon.address)
+            let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: resubscribeGrace, logger: quiet)
+            let name = try await PeripheralBusTests.peripheralName(bluez, excluding: bluez.bus.uniqueName)
+            return Fixture(daemon: daemon, bluez: bluez, peripheral: peripheral, name: name)
+        }
+    }
+
     private func chunk(_ item: LinkInbound) -> [UInt8]? {
         if case .chunk(let bytes) = item { return bytes }
         return nil
     }
 
     /// The peripheral's unique name: the bus's only other client.
-    private func peripheralName(_ bluez: FakeBlueZ, excluding own: String) async throws -> String {
+    private static func peripheralName(_ bluez: FakeBlueZ, excluding own: String) async throws -> String {
         let names = try await bluez.bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
         let unique = (names.first?.stringArrayValue ?? []).filter { $0.hasPrefix(":") && $0 != own }
         return try #require(unique.sorted().last)
