@@ -189,7 +189,11 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeStoreTests",
-            dependencies: ["NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            dependencies: [
+                "NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport",
+                // To write stores in the layouts of earlier versions.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -118,6 +118,7 @@ func cpuReport(_ suite: CipherSuite) throws {
     wall.reserveCapacity(count)
     cpu.reserveCapacity(count)
     let clock = ContinuousClock()
+    var burst = BurstLimiter(limit: .init())
     for index in 1...count {
         let event = try DataProvider.event(for: SampleNotifications.typical(index: index), now: Date())
         let chunks = framer.frame(WireCodec.encode(host.seal(event, sequence: UInt64(index))!))
@@ -125,7 +126,8 @@ func cpuReport(_ suite: CipherSuite) throws {
         let start = (clock.now, threadCPUTime())
         for action in accessory.received(chunk: chunks.last!, now: .now) {
             if case .deliver(let delivery) = action {
-                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date(), policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
+                let conditions = AlertConditions(settings: .default, minuteOfDay: 720, now: .now)
+                let outcome = try store.apply(delivery.event, exchangeID: delivery.exchangeID, now: Date(), conditions: conditions, burst: &burst)
                 precondition(outcome.stored, "notification \(index) was not stored")
             }
         }

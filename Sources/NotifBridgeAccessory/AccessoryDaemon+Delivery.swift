@@ -12,8 +12,10 @@ public protocol AlertSink: Sendable {
     func alert(_ event: AlertEvent)
 }
 
+/// Sinks act on the planner's decision (``AlertPlan``) as it is; none decides again whether
+/// to alert.
 public enum AlertEvent: Sendable {
-    /// A new notification and what the policy decided for it (alerting or not).
+    /// A new notification and the planner's decision for it (alerting or not).
     case notification(StoredNotification, AlertDecision)
     /// Held-back notifications of a burst, announced once.
     case burstSummary(count: Int)
@@ -70,8 +72,8 @@ extension AccessoryDaemon {
         return .keepOpen
     }
 
-    /// Stores the collected deliveries in one transaction (alert decisions and the burst limit
-    /// inside it, so receipts and stored decisions always agree), then sends their receipts.
+    /// Stores the collected deliveries in one transaction, each as ``AlertPlanner`` planned it
+    /// (so receipts and stored decisions always agree), then sends their receipts.
     func commit(
         _ deliveries: inout [AccessorySession.Delivery],
         on connection: inout AccessoryConnection,
@@ -81,15 +83,12 @@ extension AccessoryDaemon {
         let batch = deliveries
         deliveries.removeAll()
         let minute = minuteOfDay()
-        let settings = policy.alerts
         let results: [Result<ApplyOutcome, any Error>]
         do {
-            results = try store.applyBatch(
-                batch.map { ($0.event, $0.exchangeID) },
-                now: Date(),
-                policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: minute), settings: settings) },
-                admit: { state.withLock { $0.limiter.admit(now: .now) } }
-            )
+            results = try burst.withLock { burst in
+                let conditions = AlertConditions(settings: policy.alerts, minuteOfDay: minute, now: .now)
+                return try store.applyBatch(batch.map { ($0.event, $0.exchangeID) }, now: Date(), conditions: conditions, burst: &burst)
+            }
         } catch {
             results = batch.map { _ in .failure(error) }
         }
@@ -116,12 +115,12 @@ extension AccessoryDaemon {
         case .removeAll: "remove-all"
         case nil: "empty"
         }
-        let reason = outcome.record?.alertDecision.map { " (\($0.reason))" } ?? ""
-        logger.info("applied \(kind) #\(event.sequence): \(outcome.decision)\(outcome.alerted ? ", alerting" : "")\(reason)")
+        let reason = outcome.plan.decision.map { " (\($0.reason))" } ?? ""
+        logger.info("applied \(kind) #\(event.sequence): \(outcome.ledger)\(outcome.alerted ? ", alerting" : "")\(reason)")
         if let record = outcome.record {
             logger.debug("notification content", metadata: ["title": "\(record.notification.title)", "body": "\(record.notification.body.plainText)"])
         }
-        switch (event.event, outcome.decision) {
+        switch (event.event, outcome.ledger) {
         case (.removeAll, .markRemoved): presenter.present(.removedAll(count: outcome.removedCount))
         case (_, .ignore(let reason)):
             if let id = event.notificationID {
@@ -130,7 +129,7 @@ extension AccessoryDaemon {
         case (.add, .insert), (.update, .insert):
             guard let record = outcome.record else { return }
             presenter.present(.notification(record, change: .added))
-            if let decision = record.alertDecision {
+            if let decision = outcome.plan.decision {
                 for sink in sinks { sink.alert(.notification(record, decision)) }
             }
         case (_, .replace): outcome.record.map { presenter.present(.notification($0, change: .updated)) }
@@ -146,7 +145,12 @@ extension AccessoryDaemon {
             for summary in state.withLock({ $0.logThrottle.summaries(now: .now) }) {
                 logger.notice("\(summary.suppressed) more \(summary.origin) in the last \(configuration.resources.logInterval) were not logged")
             }
-            guard let count = state.withLock({ $0.limiter.summaryDue(now: .now) }) else { continue }
+            let summary = burst.withLock { burst in
+                let summary = AlertPlanner.summary(burst: burst, now: .now)
+                if let summary { burst.advance(summary.burst) }
+                return summary
+            }
+            guard let count = summary?.count else { continue }
             logger.notice("burst summary: \(count) notification(s) arrived without alerting")
             presenter.present(.burstSummary(count: count))
             for sink in sinks { sink.alert(.burstSummary(count: count)) }

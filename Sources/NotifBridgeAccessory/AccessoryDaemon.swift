@@ -21,6 +21,10 @@ public final class AccessoryDaemon: Sendable {
     let logger: Logger
     let minuteOfDay: @Sendable () -> Int
     let state: Mutex<State>
+    /// The burst limiter's state, apart from `state`: a commit holds it across its store write
+    /// (plan, write, then advance, with no other commit in between), and nothing else waits on
+    /// that. Lock order: this, then the store's writer; nothing inside a write takes a lock here.
+    let burst: Mutex<BurstLimiter>
     /// Partial-message bytes shared by every link.
     public let reassemblyBudget: ReassemblyBudget
     /// Connections accepted and not yet ended, counted before they are served.
@@ -32,7 +36,6 @@ public final class AccessoryDaemon: Sendable {
     struct State {
         var identity: AccessoryPrivateKey
         var exchange: KeyExchangeParameters?
-        var limiter: BurstLimiter
         var logThrottle: LogThrottle
         /// Open host connections, by when they connected; replies go to the newest established.
         var connections: [UUID: ConnectionHandle] = [:]
@@ -71,8 +74,8 @@ public final class AccessoryDaemon: Sendable {
         store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         let exchange = try store.activeExchange(keyID: identity.keyID)
         let resources = configuration.resources
-        state = Mutex(State(identity: identity, exchange: exchange, limiter: BurstLimiter(limit: policy.burst),
-                            logThrottle: LogThrottle(burst: resources.logBurst, interval: resources.logInterval)))
+        state = Mutex(State(identity: identity, exchange: exchange, logThrottle: LogThrottle(burst: resources.logBurst, interval: resources.logInterval)))
+        burst = Mutex(BurstLimiter(limit: policy.burst))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyFile.path)")
         if let exchange {

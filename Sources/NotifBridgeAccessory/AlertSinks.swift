@@ -24,6 +24,7 @@ public struct HookAlertSink: AlertSink {
         var object: [String: Any]
         switch event {
         case .notification(let record, let decision):
+            // `on: alerts` routes only what the planner made an alert; it never re-decides.
             guard trigger == .all || decision.alerts else { return }
             object = ["event": "notification", "notification": JSONPresenter.object(record), "decision": JSONPresenter.object(decision)]
         case .burstSummary(let count):
@@ -55,6 +56,7 @@ public struct DesktopAlertSink: AlertSink {
     public func alert(_ event: AlertEvent) {
         switch event {
         case .notification(let record, let decision):
+            // A desktop notification is an alert: only for what the planner made one.
             guard decision.alerts else { return }
             let n = record.notification
             notifier.notify(

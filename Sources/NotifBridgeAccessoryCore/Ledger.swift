@@ -19,25 +19,26 @@ public struct Revision: Comparable, Hashable, Sendable, CustomStringConvertible 
 }
 
 /// What the store knows about one notification identifier when an event for it arrives.
+/// Whether it alerted is no ledger fact: the planner decides that (``AlertPlanner``).
 public struct LedgerState: Hashable, Sendable {
     public var revision: Revision
     public var removed: Bool
-    public var alerted: Bool
 
-    public init(revision: Revision, removed: Bool, alerted: Bool) {
+    public init(revision: Revision, removed: Bool) {
         self.revision = revision
         self.removed = removed
-        self.alerted = alerted
     }
 }
 
 /// What to do with one add, update or remove. The store carries it out in one transaction.
 public enum LedgerDecision: Hashable, Sendable {
-    /// Store a new record (or a re-posted one after a removal); alert if `alert`.
-    case insert(alert: Bool)
+    /// Store a new record (or a re-posted one after a removal); ``AlertPlanner`` decides
+    /// whether it alerts.
+    case insert
     /// Replace the content and keep the alerted state: updates never alert again.
     case replace
-    /// Mark the record removed (inserting a tombstone if it was never seen).
+    /// Mark the record removed (inserting a tombstone if it was never seen); for a remove-all,
+    /// raise the watermark and mark every older record removed.
     case markRemoved
     /// Change nothing.
     case ignore(IgnoreReason)
@@ -55,9 +56,10 @@ public enum LedgerDecision: Hashable, Sendable {
 /// The rules that make replays, reorders and reconnects harmless (docs/PROTOCOL.md §6.3).
 public enum NotificationLedger {
     public enum Operation: Sendable {
-        case add(shouldAlert: Bool)
+        case add
         case update
         case remove
+        case removeAll
     }
 
     public static func decide(
@@ -69,23 +71,24 @@ public enum NotificationLedger {
         if let watermark = removeAllWatermark, revision <= watermark {
             return .ignore(.beforeRemoveAll)
         }
+        // A remove-all concerns no one record: only the watermark orders it.
+        if case .removeAll = operation { return .markRemoved }
         guard let existing else {
             switch operation {
-            case .add(let shouldAlert): return .insert(alert: shouldAlert)
-            // An update whose add was missed is still worth showing, but not worth an alert.
-            case .update: return .insert(alert: false)
+            // An update whose add was missed is still worth showing (the planner keeps it quiet).
+            case .add, .update: return .insert
             // A tombstone, so that a late add of this identifier cannot resurrect it.
-            case .remove: return .markRemoved
+            case .remove, .removeAll: return .markRemoved
             }
         }
         guard revision > existing.revision else { return .ignore(.stale) }
         switch operation {
-        case .add(let shouldAlert):
+        case .add:
             // A newer add after a removal is a genuinely new posting of the same identifier.
-            return existing.removed ? .insert(alert: shouldAlert) : .replace
+            return existing.removed ? .insert : .replace
         case .update:
             return existing.removed ? .ignore(.removed) : .replace
-        case .remove:
+        case .remove, .removeAll:
             return .markRemoved
         }
     }

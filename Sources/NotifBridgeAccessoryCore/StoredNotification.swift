@@ -7,18 +7,17 @@ public struct StoredNotification: Sendable, Hashable {
     public var notificationIdentifier: String
     public var notification: WireNotification
     public var alerting: WireAlertingContext?
-    public var alerted: Bool
     public var removed: Bool
     public var revision: Revision
     public var receivedAt: Date
     public var updatedAt: Date
-    /// What the alert policy decided when the notification arrived.
+    /// What the planner decided when the notification was posted; nil for a record an update
+    /// or a removal created.
     public var alertDecision: AlertDecision?
 
     public init(
         notification: WireNotification,
         alerting: WireAlertingContext?,
-        alerted: Bool,
         removed: Bool,
         revision: Revision,
         receivedAt: Date,
@@ -29,13 +28,15 @@ public struct StoredNotification: Sendable, Hashable {
         self.notificationIdentifier = notification.id.notificationIdentifier
         self.notification = notification
         self.alerting = alerting
-        self.alerted = alerted
         self.removed = removed
         self.revision = revision
         self.receivedAt = receivedAt
         self.updatedAt = updatedAt
         self.alertDecision = alertDecision
     }
+
+    /// Whether the accessory alerted for it: read from the decision, never stored apart from it.
+    public var alerted: Bool { alertDecision?.alerts ?? false }
 }
 
 extension Notifbridge_V1_RichText {
@@ -52,23 +53,24 @@ extension Notifbridge_V1_RichText {
     }
 }
 
-/// What the store did with one event; the receipt reports `stored` and `alerted`.
+/// What the store did with one event: the plan it carried out, and the record afterwards.
 public struct ApplyOutcome: Sendable, Hashable {
-    public var decision: LedgerDecision
-    /// The event changed the store.
-    public var stored: Bool
-    /// The accessory alerts for this notification now (only ever for a first add).
-    public var alerted: Bool
+    public var plan: AlertPlan
     /// The record after the event, if there is one.
     public var record: StoredNotification?
     /// Records marked removed by a remove-all.
     public var removedCount: Int
 
-    public init(decision: LedgerDecision, stored: Bool, alerted: Bool, record: StoredNotification?, removedCount: Int = 0) {
-        self.decision = decision
-        self.stored = stored
-        self.alerted = alerted
+    public init(plan: AlertPlan, record: StoredNotification?, removedCount: Int = 0) {
+        self.plan = plan
         self.record = record
         self.removedCount = removedCount
     }
+
+    public var ledger: LedgerDecision { plan.ledger }
+    /// The event changed the store: the receipt's `stored`.
+    public var stored: Bool { plan.stores }
+    /// The accessory alerts for this notification now (only ever for a new posting): the
+    /// receipt's `alerted`.
+    public var alerted: Bool { plan.alerts }
 }

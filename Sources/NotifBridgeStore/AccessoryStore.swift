@@ -8,7 +8,7 @@ import NotifBridgeWire
 ///
 /// Every event is applied in one write transaction, so what a receipt acknowledges is on disk
 /// before the receipt leaves; a crash or a power cut loses nothing acknowledged. Events that
-/// arrive together share one transaction (``applyBatch(_:now:policy:admit:)``), so one fsync.
+/// arrive together share one transaction (``applyBatch(_:now:conditions:burst:)``), so one fsync.
 public final class AccessoryStore: Sendable {
     let database: DatabasePool
     public let path: String
@@ -76,6 +76,15 @@ public final class AccessoryStore: Sendable {
                 t.add(column: "alert_decision", .text)
             }
         }
+        // The decision is the one stored answer to "did it alert?"; the flag beside it could
+        // only repeat it (no query filters on it).
+        migrator.registerMigration("v3: the decision alone says whether it alerted") { db in
+            try db.execute(
+                sql: "UPDATE notification SET alert_decision = ? WHERE alerted AND alert_decision IS NULL",
+                arguments: [try encodeDecision(.recordedBeforeDecisions)]
+            )
+            try db.execute(sql: "ALTER TABLE notification DROP COLUMN alerted")
+        }
         return migrator
     }
 
@@ -126,176 +135,11 @@ public final class AccessoryStore: Sendable {
 
     // MARK: Notifications
 
-    public struct UnknownExchange: Error, CustomStringConvertible {
-        public var exchangeID: UInt64
-        public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
-    }
-
-    /// Applies one host event under the ledger rules, in one transaction, and then the
-    /// retention limits.
-    /// - Parameters:
-    ///   - policy: the alert decision for an add.
-    ///   - admit: asked only when a new notification would alert and may be held back (burst);
-    ///     false holds it back. Urgent alerts (`bypassesBurstLimit`) are never asked about.
-    public func apply(
-        _ event: HostEvent,
-        exchangeID: UInt64,
-        now: Date,
-        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
-        admit: () -> Bool = { true }
-    ) throws -> ApplyOutcome {
-        try applyBatch([(event, exchangeID)], now: now, policy: policy, admit: admit)[0].get()
-    }
-
-    /// Applies events that arrived together in one transaction: one fsync for all of them
-    /// (group commit), each in its own savepoint so a failing event undoes only itself.
-    /// Receipts may be sent for every successful result once this returns.
-    public func applyBatch(
-        _ events: [(event: HostEvent, exchangeID: UInt64)],
-        now: Date,
-        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
-        admit: () -> Bool = { true }
-    ) throws -> [Result<ApplyOutcome, any Error>] {
-        try database.write { db in
-            var results: [Result<ApplyOutcome, any Error>] = []
-            for item in events {
-                var result: Result<ApplyOutcome, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
-                do {
-                    try db.inSavepoint {
-                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, now: now, policy: policy, admit: admit, db: db))
-                        return .commit
-                    }
-                } catch {
-                    result = .failure(error)
-                }
-                results.append(result)
-            }
-            guard try retention.enforce(db, now: now) else { return results }
-            return try results.map { result in
-                guard case .success(let outcome) = result else { return result }
-                return .success(try Self.refreshed(outcome, db: db))
-            }
-        }
-    }
-
-    /// The record as it stands after retention ran (it may have been pruned).
-    private static func refreshed(_ outcome: ApplyOutcome, db: Database) throws -> ApplyOutcome {
-        guard let record = outcome.record else { return outcome }
-        var refreshed = outcome
-        refreshed.record = try fetch(db, source: record.sourceIdentifier, id: record.notificationIdentifier)
-        return refreshed
-    }
-
-    private static func apply(
-        _ event: HostEvent,
-        exchangeID: UInt64,
-        now: Date,
-        policy: (Notifbridge_V1_AddNotification) -> AlertDecision,
-        admit: () -> Bool,
-        db: Database
-    ) throws -> ApplyOutcome {
-        guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
-            throw UnknownExchange(exchangeID: exchangeID)
-        }
-        let revision = Revision(epoch: epoch, sequence: event.sequence)
-        let watermark = try Self.watermark(db)
-        switch event.event {
-        case .add(let add):
-            let decision = policy(add)
-            return try Self.apply(.add(shouldAlert: decision.alerts), notification: add.notification, alerting: add.alerting, decision: decision, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-        case .update(let update):
-            return try Self.apply(.update, notification: update.notification, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-        case .remove(let remove):
-            var tombstone = WireNotification()
-            tombstone.id = remove.id
-            return try Self.apply(.remove, notification: tombstone, alerting: nil, decision: nil, admit: admit, revision: revision, watermark: watermark, now: now, db: db)
-        case .removeAll:
-            if let watermark, revision <= watermark {
-                return ApplyOutcome(decision: .ignore(.beforeRemoveAll), stored: false, alerted: false, record: nil)
-            }
-            try db.execute(cached: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
-            try db.execute(cached: """
-                    UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
-                    WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
-                    """,
-                arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
-            )
-            return ApplyOutcome(decision: .markRemoved, stored: true, alerted: false, record: nil, removedCount: db.changesCount)
-        case nil:
-            return ApplyOutcome(decision: .ignore(.stale), stored: false, alerted: false, record: nil)
-        }
-    }
-
-    private static func apply(
-        _ operation: NotificationLedger.Operation,
-        notification: WireNotification,
-        alerting: WireAlertingContext?,
-        decision alertDecision: AlertDecision?,
-        admit: () -> Bool,
-        revision: Revision,
-        watermark: Revision?,
-        now: Date,
-        db: Database
-    ) throws -> ApplyOutcome {
-        let key: [any DatabaseValueConvertible] = [notification.id.sourceIdentifier, notification.id.notificationIdentifier]
-        let existing = try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier)
-        let state = existing.map { LedgerState(revision: $0.revision, removed: $0.removed, alerted: $0.alerted) }
-        let decision = NotificationLedger.decide(operation, at: revision, existing: state, removeAllWatermark: watermark)
-        switch decision {
-        case .ignore:
-            return ApplyOutcome(decision: decision, stored: false, alerted: false, record: existing)
-        case .insert(let wantsAlert):
-            var recorded = alertDecision
-            var alert = wantsAlert
-            if wantsAlert, alertDecision?.bypassesBurstLimit != true, !admit() {
-                recorded = alertDecision?.coalesced()
-                alert = false
-            }
-            try db.execute(cached: """
-                    INSERT OR REPLACE INTO notification
-                    (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at, alert_decision)
-                    VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
-                    """,
-                arguments: StatementArguments(key + [
-                    try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
-                    alert, revision.epoch, Int64(revision.sequence), now, now, try recorded.map(encodeDecision),
-                ])
-            )
-            return ApplyOutcome(decision: decision, stored: true, alerted: alert, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
-        case .replace:
-            try db.execute(cached: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
-                arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
-            )
-            return ApplyOutcome(decision: decision, stored: true, alerted: false, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
-        case .markRemoved:
-            if existing == nil {
-                try db.execute(cached: """
-                        INSERT INTO notification
-                        (source_id, notification_id, payload, alerting, alerted, removed, rev_epoch, rev_seq, received_at, updated_at)
-                        VALUES (?, ?, ?, NULL, 0, 1, ?, ?, ?, ?)
-                        """,
-                    arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now, now])
-                )
-            } else {
-                try db.execute(cached: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
-                    arguments: StatementArguments([revision.epoch, Int64(revision.sequence), now] + key)
-                )
-            }
-            return ApplyOutcome(decision: decision, stored: true, alerted: false, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
-        }
-    }
-
-    private static func watermark(_ db: Database) throws -> Revision? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1")).map {
-            Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64))
-        }
-    }
-
     static func fetch(_ db: Database, source: String, id: String) throws -> StoredNotification? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
-    private static func encodeDecision(_ decision: AlertDecision) throws -> String {
+    static func encodeDecision(_ decision: AlertDecision) throws -> String {
         String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
     }
 
@@ -306,7 +150,6 @@ public final class AccessoryStore: Sendable {
         return StoredNotification(
             notification: try WireNotification(serializedBytes: payload),
             alerting: try alerting.map { try WireAlertingContext(serializedBytes: $0) },
-            alerted: row["alerted"],
             removed: row["removed"],
             revision: Revision(epoch: row["rev_epoch"], sequence: UInt64(bitPattern: row["rev_seq"] as Int64)),
             receivedAt: row["received_at"],
@@ -342,4 +185,11 @@ extension Database {
     func execute(cached sql: String, arguments: StatementArguments = StatementArguments()) throws {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
+}
+
+extension AlertDecision {
+    /// For rows stored before v2, which kept only whether they alerted, not how or why.
+    static let recordedBeforeDecisions = AlertDecision(
+        presentation: .alert, sound: .none, haptic: .none, persistent: false, reason: "alerted (stored before alert decisions were recorded)"
+    )
 }

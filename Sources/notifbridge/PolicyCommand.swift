@@ -53,7 +53,12 @@ struct PolicyCommand: AsyncParsableCommand {
         var add = Notifbridge_V1_AddNotification()
         add.notification = try DataProvider.serialize(notification, now: Date())
         add.alerting = DataProvider.serialize(alerting)
-        let decision = AlertPolicy.decide(AlertInput(add, minuteOfDay: minute), settings: policy.alerts)
+        // Planned as a first posting into an empty burst window: what the accessory would do.
+        let plan = AlertPlanner.plan(
+            .add(add), at: Revision(epoch: 1, sequence: 1), existing: nil, removeAllWatermark: nil,
+            conditions: AlertConditions(settings: policy.alerts, minuteOfDay: minute, now: .now), burst: BurstLimiter(limit: policy.burst)
+        )
+        guard let decision = plan.decision else { throw CommandFailure("no decision for --sample \(sample)") }
         print("\ndecision for \(notification.source)/\(notification.id) at \(TimeOfDay.format(minute)):")
         print(String(decoding: try encoder.encode(decision), as: UTF8.self))
     }

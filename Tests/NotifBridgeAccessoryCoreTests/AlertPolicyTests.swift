@@ -12,41 +12,44 @@ struct AlertPolicyTests {
         var sound: AlertDecision.Sound
         var haptic: AlertDecision.Haptic
         var persistent: Bool
+        /// Never held back by a burst.
+        var urgent: Bool
         var testDescription: String { name }
     }
 
     static let rows: [Row] = [
-        Row(name: "notification, iOS says alert", input: AlertInput(shouldAlert: true), presentation: .alert, sound: .normal, haptic: .tap, persistent: false),
-        Row(name: "notification in silent mode: haptic only", input: AlertInput(shouldAlert: true), silentMode: true, presentation: .alert, sound: .none, haptic: .tap, persistent: false),
-        Row(name: "notification without a sound", input: AlertInput(shouldAlert: true, ignoresSilentMode: nil), presentation: .alert, sound: .none, haptic: .tap, persistent: false),
-        Row(name: "notification silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "notification already alerted elsewhere", input: AlertInput(shouldAlert: false, canAlert: false), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "notification iOS chose not to alert", input: AlertInput(shouldAlert: false), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "time-sensitive", input: AlertInput(shouldAlert: true, timeSensitive: true), presentation: .alert, sound: .normal, haptic: .double, persistent: false),
-        Row(name: "time-sensitive in silent mode", input: AlertInput(shouldAlert: true, timeSensitive: true), silentMode: true, presentation: .alert, sound: .none, haptic: .double, persistent: false),
-        Row(name: "time-sensitive silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, timeSensitive: true), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "critical in silent mode still sounds", input: AlertInput(shouldAlert: true, critical: true), silentMode: true, presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true),
-        Row(name: "critical breaks through Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, critical: true), presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true),
-        Row(name: "critical that iOS did not allow", input: AlertInput(shouldAlert: false, canAlert: false, critical: true), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "critical without a sound", input: AlertInput(shouldAlert: true, ignoresSilentMode: nil, critical: true), presentation: .alert, sound: .none, haptic: .long, persistent: true),
-        Row(name: "sound that ignores silent mode, in silent mode", input: AlertInput(shouldAlert: true, ignoresSilentMode: true), silentMode: true, presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true),
-        Row(name: "incoming call rings until answered", input: AlertInput(shouldAlert: true, kind: .incomingCall), presentation: .alert, sound: .normal, haptic: .ring, persistent: true),
-        Row(name: "incoming call in silent mode: ring haptic, no sound", input: AlertInput(shouldAlert: true, kind: .incomingCall), silentMode: true, presentation: .alert, sound: .none, haptic: .ring, persistent: true),
-        Row(name: "incoming call silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, kind: .incomingCall), presentation: .list, sound: .none, haptic: .none, persistent: false),
-        Row(name: "timer stays until dismissed", input: AlertInput(shouldAlert: true, kind: .timer), presentation: .alert, sound: .normal, haptic: .long, persistent: true),
-        Row(name: "timer in silent mode", input: AlertInput(shouldAlert: true, kind: .timer), silentMode: true, presentation: .alert, sound: .none, haptic: .long, persistent: true),
-        Row(name: "active call is a status, never an alert", input: AlertInput(shouldAlert: true, kind: .activeCall), presentation: .list, sound: .none, haptic: .none, persistent: true),
-        Row(name: "unknown future kind alerts like a notification", input: AlertInput(shouldAlert: true, kind: .unknown), presentation: .alert, sound: .normal, haptic: .tap, persistent: false),
-        Row(name: "unknown future kind silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, kind: .unknown), presentation: .list, sound: .none, haptic: .none, persistent: false),
+        Row(name: "notification, iOS says alert", input: AlertInput(shouldAlert: true), presentation: .alert, sound: .normal, haptic: .tap, persistent: false, urgent: false),
+        Row(name: "notification in silent mode: haptic only", input: AlertInput(shouldAlert: true), silentMode: true, presentation: .alert, sound: .none, haptic: .tap, persistent: false, urgent: false),
+        Row(name: "notification without a sound", input: AlertInput(shouldAlert: true, ignoresSilentMode: nil), presentation: .alert, sound: .none, haptic: .tap, persistent: false, urgent: false),
+        Row(name: "notification silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "notification already alerted elsewhere", input: AlertInput(shouldAlert: false, canAlert: false), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "notification iOS chose not to alert", input: AlertInput(shouldAlert: false), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "time-sensitive", input: AlertInput(shouldAlert: true, timeSensitive: true), presentation: .alert, sound: .normal, haptic: .double, persistent: false, urgent: true),
+        Row(name: "time-sensitive in silent mode", input: AlertInput(shouldAlert: true, timeSensitive: true), silentMode: true, presentation: .alert, sound: .none, haptic: .double, persistent: false, urgent: true),
+        Row(name: "time-sensitive silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, timeSensitive: true), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "critical in silent mode still sounds", input: AlertInput(shouldAlert: true, critical: true), silentMode: true, presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true, urgent: true),
+        Row(name: "critical breaks through Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, critical: true), presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true, urgent: true),
+        Row(name: "critical that iOS did not allow", input: AlertInput(shouldAlert: false, canAlert: false, critical: true), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "critical without a sound", input: AlertInput(shouldAlert: true, ignoresSilentMode: nil, critical: true), presentation: .alert, sound: .none, haptic: .long, persistent: true, urgent: true),
+        Row(name: "sound that ignores silent mode, in silent mode", input: AlertInput(shouldAlert: true, ignoresSilentMode: true), silentMode: true, presentation: .alert, sound: .evenInSilentMode, haptic: .long, persistent: true, urgent: true),
+        Row(name: "incoming call rings until answered", input: AlertInput(shouldAlert: true, kind: .incomingCall), presentation: .alert, sound: .normal, haptic: .ring, persistent: true, urgent: true),
+        Row(name: "incoming call in silent mode: ring haptic, no sound", input: AlertInput(shouldAlert: true, kind: .incomingCall), silentMode: true, presentation: .alert, sound: .none, haptic: .ring, persistent: true, urgent: true),
+        Row(name: "incoming call silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, kind: .incomingCall), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
+        Row(name: "timer stays until dismissed", input: AlertInput(shouldAlert: true, kind: .timer), presentation: .alert, sound: .normal, haptic: .long, persistent: true, urgent: true),
+        Row(name: "timer in silent mode", input: AlertInput(shouldAlert: true, kind: .timer), silentMode: true, presentation: .alert, sound: .none, haptic: .long, persistent: true, urgent: true),
+        Row(name: "active call is a status, never an alert", input: AlertInput(shouldAlert: true, kind: .activeCall), presentation: .list, sound: .none, haptic: .none, persistent: true, urgent: false),
+        Row(name: "unknown future kind alerts like a notification", input: AlertInput(shouldAlert: true, kind: .unknown), presentation: .alert, sound: .normal, haptic: .tap, persistent: false, urgent: false),
+        Row(name: "unknown future kind silenced by Focus", input: AlertInput(shouldAlert: false, suppressedByFocus: true, kind: .unknown), presentation: .list, sound: .none, haptic: .none, persistent: false, urgent: false),
     ]
 
-    @Test("Kind × Focus × silent mode × attributes", arguments: rows)
+    @Test("Kind × Focus × silent mode × attributes → presentation, sound, haptic, persistence, urgency", arguments: rows)
     func table(_ row: Row) {
         let decision = AlertPolicy.decide(row.input, settings: AlertSettings(silentMode: row.silentMode))
         #expect(decision.presentation == row.presentation)
         #expect(decision.sound == row.sound)
         #expect(decision.haptic == row.haptic)
         #expect(decision.persistent == row.persistent)
+        #expect(decision.urgent == row.urgent)
         #expect(!decision.reason.isEmpty)
     }
 
@@ -134,5 +137,20 @@ struct BurstLimiterTests {
         #expect(results == [true, false, false], "the summary goes first")
         let summary = limiter.summaryDue(now: t0 + .seconds(11))
         #expect(summary == 2)
+    }
+}
+
+/// The limiter driven as the daemon drives it: choose the step, then apply it.
+extension BurstLimiter {
+    mutating func admit(now: ContinuousClock.Instant) -> Bool {
+        let step = step(forAlertAt: now)
+        advance(step)
+        return step != .heldBack
+    }
+
+    mutating func summaryDue(now: ContinuousClock.Instant) -> Int? {
+        guard let summary = AlertPlanner.summary(burst: self, now: now) else { return nil }
+        advance(summary.burst)
+        return summary.count
     }
 }

@@ -20,8 +20,9 @@ struct PresenterSafetyTests {
         n.body = .with { $0.runs = [.with { $0.text = text + "\nfake line" }] }
         n.actions = [.with { $0.identifier = "a\u{1B}"; $0.title = text; $0.type = .background }]
         return StoredNotification(
-            notification: n, alerting: nil, alerted: true, removed: false,
-            revision: Revision(epoch: 1, sequence: 1), receivedAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0)
+            notification: n, alerting: nil, removed: false,
+            revision: Revision(epoch: 1, sequence: 1), receivedAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0),
+            alertDecision: AlertDecision(presentation: .alert, sound: .normal, haptic: .tap, persistent: false, reason: "iOS recommends alerting")
         )
     }
 

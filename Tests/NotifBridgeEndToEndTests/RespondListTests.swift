@@ -28,7 +28,8 @@ struct RespondListTests {
                 event.event = try DataProvider.event(for: .add(note, .standard), now: Date())
                 return (event: event, exchangeID: exchange.exchangeID)
             }
-            let results = try store.applyBatch(events, now: Date(), policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
+            var burst = BurstLimiter(limit: .unlimited)
+            let results = try store.applyBatch(events, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
             for result in results { _ = try result.get() }
         }
     }

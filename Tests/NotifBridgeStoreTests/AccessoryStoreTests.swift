@@ -24,7 +24,8 @@ struct AccessoryStoreTests {
     }
 
     private func apply(_ store: AccessoryStore, _ sequence: UInt64, _ operation: HostOperation, exchangeID: UInt64? = nil) throws -> ApplyOutcome {
-        try store.apply(try event(sequence, operation), exchangeID: exchangeID ?? exchange.exchangeID, now: Date(), policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
+        var burst = BurstLimiter(limit: .unlimited)
+        return try store.apply(try event(sequence, operation), exchangeID: exchangeID ?? exchange.exchangeID, now: Date(), conditions: .noon(), burst: &burst)
     }
 
     @Test("Notifications and the exchange survive closing and reopening the file")
@@ -45,7 +46,7 @@ struct AccessoryStoreTests {
         #expect(try reopened.notifications(includeRemoved: true).count == 2)
         // A replay after the reopen is still recognised.
         let replay = try apply(reopened, 1, .add(note("a"), .standard))
-        #expect(replay.decision == .ignore(.stale))
+        #expect(replay.ledger == .ignore(.stale))
         #expect(!replay.alerted)
         var info = stat()
         #expect(stat(path, &info) == 0)
@@ -60,7 +61,7 @@ struct AccessoryStoreTests {
         try store.saveExchange(exchange, keyID: keyID, now: Date())
         _ = try apply(store, 1, .add(note("a"), .standard))
         let update = try apply(store, 2, .update(note("a", body: "edited")))
-        #expect(update.decision == .replace)
+        #expect(update.ledger == .replace)
         #expect(!update.alerted)
         let record = try #require(try store.notification(source: "com.apple.MobileSMS", id: "a"))
         #expect(record.alerted)
@@ -77,7 +78,7 @@ struct AccessoryStoreTests {
         for (sequence, id) in [(1, "a"), (2, "b"), (4, "d")] as [(UInt64, String)] { _ = try apply(store, sequence, .add(note(id), .standard)) }
         let outcome = try apply(store, 5, .removeAll)
         #expect(outcome.removedCount == 3)
-        #expect(try apply(store, 3, .add(note("c"), .standard)).decision == .ignore(.beforeRemoveAll))
+        #expect(try apply(store, 3, .add(note("c"), .standard)).ledger == .ignore(.beforeRemoveAll))
         #expect(try apply(store, 6, .add(note("e"), .standard)).alerted)
         #expect(try store.notifications().map(\.notificationIdentifier) == ["e"])
     }
@@ -88,6 +89,7 @@ struct AccessoryStoreTests {
         defer { directory.remove() }
         let store = try AccessoryStore(path: directory.path + "/a.sqlite")
         try store.saveExchange(exchange, keyID: keyID, now: Date())
+        var burst = BurstLimiter(limit: .unlimited)
         let results = try store.applyBatch(
             [
                 (try event(1, .add(note("a"), .standard)), exchange.exchangeID),
@@ -95,12 +97,13 @@ struct AccessoryStoreTests {
                 (try event(3, .update(note("a", body: "edited"))), exchange.exchangeID),
             ],
             now: Date(),
-            policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) }
+            conditions: .noon(),
+            burst: &burst
         )
         #expect(results.count == 3)
         #expect((try? results[0].get())?.alerted == true)
         #expect(throws: AccessoryStore.UnknownExchange.self) { try results[1].get() }
-        #expect((try? results[2].get())?.decision == .replace)
+        #expect((try? results[2].get())?.ledger == .replace)
         #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
         #expect(try store.notification(source: "com.apple.MobileSMS", id: "a")?.notification.body.plainText == "edited")
     }
@@ -120,11 +123,33 @@ struct AccessoryStoreTests {
         try store.saveExchange(exchange, keyID: keyID, now: Date())
         var n = note("urgent")
         n.attributes = attributes
-        let outcome = try store.apply(try event(1, .add(n, alerting)), exchangeID: exchange.exchangeID, now: Date(), policy: {
-            AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default)
-        }, admit: { false })
+        let conditions = AlertConditions.noon()
+        var full = BurstLimiter(limit: .init(maxAlerts: 1))
+        full.advance(.alerted(at: conditions.now))
+        let outcome = try store.apply(try event(1, .add(n, alerting)), exchangeID: exchange.exchangeID, now: Date(), conditions: conditions, burst: &full)
         #expect(outcome.stored)
         #expect(outcome.alerted == alerts)
+    }
+
+    /// The store hands back the burst state moved by the events it stored, and by nothing else.
+    @Test("Within a batch each event sees its predecessors' burst steps; a failed event takes no place")
+    func batchBurstSteps() throws {
+        let directory = try TemporaryDirectory("store")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        var burst = BurstLimiter(limit: .init(maxAlerts: 2, windowSeconds: 600))
+        let conditions = AlertConditions.noon()
+        let events: [(UInt64, String, UInt64)] = [(1, "a", exchange.exchangeID), (2, "b", 0xDEAD), (3, "c", exchange.exchangeID), (4, "d", exchange.exchangeID)]
+        let results = try store.applyBatch(
+            try events.map { (event: try event($0.0, .add(note($0.1), .standard)), exchangeID: $0.2) },
+            now: Date(), conditions: conditions, burst: &burst
+        )
+        #expect(results.map { (try? $0.get())?.alerted } == [true, nil, true, false])
+        #expect((try? results[3].get())?.record?.alertDecision?.coalesced == true)
+        #expect(burst.pendingSummary == 1, "d is counted for the summary")
+        let replay = try store.apply(try event(4, .add(note("d"), .standard)), exchangeID: exchange.exchangeID, now: Date(), conditions: conditions, burst: &burst)
+        #expect(!replay.stored && burst.pendingSummary == 1, "an ignored replay is not counted again")
     }
 
     @Test("A newer exchange outranks sequences of an older one")
@@ -139,8 +164,15 @@ struct AccessoryStoreTests {
         #expect(try store.saveExchange(second, keyID: keyID, now: Date()) == 2)
         #expect(try store.activeExchange(keyID: keyID) == second)
         let removal = try apply(store, 1, .remove(source: "com.apple.MobileSMS", id: "a"), exchangeID: second.exchangeID)
-        #expect(removal.decision == .markRemoved)
+        #expect(removal.ledger == .markRemoved)
         #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
+    }
+}
+
+extension AlertConditions {
+    /// The default settings at 12:00, now.
+    static func noon() -> AlertConditions {
+        AlertConditions(settings: .default, minuteOfDay: 720, now: .now)
     }
 }
 
@@ -191,7 +223,8 @@ struct RetentionTests {
         var event = HostEvent()
         event.sequence = sequence
         event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: id, sourceName: "S", body: body), .standard), now: date)
-        _ = try store.apply(event, exchangeID: exchange.exchangeID, now: date, policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) })
+        var burst = BurstLimiter(limit: .unlimited)
+        _ = try store.apply(event, exchangeID: exchange.exchangeID, now: date, conditions: .noon(), burst: &burst)
     }
 
     private func open(_ directory: TemporaryDirectory, _ retention: Retention) throws -> AccessoryStore {

@@ -25,7 +25,8 @@ struct StoreListingTests {
                 event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: "n\(index)", sourceName: "App", title: "t", body: "b"), .standard), now: now)
                 return (event: event, exchangeID: exchange.exchangeID)
             }
-            for result in try store.applyBatch(events, now: now, policy: { AlertPolicy.decide(AlertInput($0, minuteOfDay: 720), settings: .default) }) {
+            var burst = BurstLimiter(limit: .unlimited)
+            for result in try store.applyBatch(events, now: now, conditions: .noon(), burst: &burst) {
                 _ = try result.get()
             }
         }

@@ -22,19 +22,23 @@ public struct AlertDecision: Codable, Sendable, Hashable {
     /// Calls, timers, critical and time-sensitive alerts: what a person must not miss because
     /// other notifications arrived in a burst.
     public var urgent: Bool
+    /// Would have alerted, but the burst limit held it back: it is counted into the next
+    /// summary alert instead.
+    public var coalesced: Bool
 
-    public init(presentation: Presentation, sound: Sound, haptic: Haptic, persistent: Bool, reason: String, urgent: Bool = false) {
+    public init(presentation: Presentation, sound: Sound, haptic: Haptic, persistent: Bool, reason: String, urgent: Bool = false, coalesced: Bool = false) {
         self.presentation = presentation
         self.sound = sound
         self.haptic = haptic
         self.persistent = persistent
         self.reason = reason
         self.urgent = urgent
+        self.coalesced = coalesced
     }
 
-    private enum CodingKeys: String, CodingKey { case presentation, sound, haptic, persistent, reason, urgent }
+    private enum CodingKeys: String, CodingKey { case presentation, sound, haptic, persistent, reason, urgent, coalesced }
 
-    /// Decisions stored before `urgent` existed read as not urgent.
+    /// Decisions stored before `urgent` or `coalesced` existed read as neither.
     public init(from decoder: any Swift.Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         presentation = try container.decode(Presentation.self, forKey: .presentation)
@@ -43,6 +47,19 @@ public struct AlertDecision: Codable, Sendable, Hashable {
         persistent = try container.decode(Bool.self, forKey: .persistent)
         reason = try container.decode(String.self, forKey: .reason)
         urgent = try container.decodeIfPresent(Bool.self, forKey: .urgent) ?? false
+        coalesced = try container.decodeIfPresent(Bool.self, forKey: .coalesced) ?? false
+    }
+
+    /// `coalesced` only when set, so a decision prints (`notifbridge policy`) as it always has.
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(presentation, forKey: .presentation)
+        try container.encode(sound, forKey: .sound)
+        try container.encode(haptic, forKey: .haptic)
+        try container.encode(persistent, forKey: .persistent)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(urgent, forKey: .urgent)
+        if coalesced { try container.encode(coalesced, forKey: .coalesced) }
     }
 
     public var alerts: Bool { presentation == .alert }
@@ -55,8 +72,8 @@ public struct AlertDecision: Codable, Sendable, Hashable {
     public var bypassesBurstLimit: Bool { presentation == .alert && urgent }
 
     /// The same notification, held back because too many alerted just now.
-    public func coalesced() -> AlertDecision {
-        .list("part of a burst; counted in the next summary alert")
+    func heldBack() -> AlertDecision {
+        AlertDecision(presentation: .list, sound: .none, haptic: .none, persistent: false, reason: "part of a burst; counted in the next summary alert", coalesced: true)
     }
 }
 

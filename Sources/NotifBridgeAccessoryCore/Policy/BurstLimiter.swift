@@ -21,6 +21,10 @@ public struct BurstLimiter: Sendable {
         }
 
         var window: Duration { .milliseconds(Int64(windowSeconds * 1000)) }
+
+        /// Never holds anything back: a zero window forgets each alert at once, so the state
+        /// stays empty. For previews and tests that are not about bursts.
+        public static let unlimited = Limit(maxAlerts: .max, windowSeconds: 0)
     }
 
     public let limit: Limit
@@ -32,25 +36,44 @@ public struct BurstLimiter: Sendable {
         self.limit = limit
     }
 
-    /// Whether a notification that wants to alert may alert now.
-    public mutating func admit(now: ContinuousClock.Instant) -> Bool {
-        prune(now)
-        guard pendingSummary == 0, recent.count < limit.maxAlerts else {
-            pendingSummary += 1
-            return false
-        }
-        recent.append(now)
-        return true
+    /// How the state moves. ``AlertPlanner`` chooses a step without changing anything, and the
+    /// owner of the state applies it with ``advance(_:)``: the one way the state changes.
+    public enum Step: Sendable, Hashable {
+        /// An alert went out: it takes a place in the window.
+        case alerted(at: ContinuousClock.Instant)
+        /// An alert was held back: it counts toward the next summary.
+        case heldBack
+        /// The summary alert went out, announcing `count` held-back notifications.
+        case summarized(count: Int, at: ContinuousClock.Instant)
     }
 
-    /// The number of held-back notifications to announce in one summary alert, once the window
-    /// has room; nil when there is nothing to announce yet.
-    public mutating func summaryDue(now: ContinuousClock.Instant) -> Int? {
-        prune(now)
-        guard pendingSummary > 0, recent.count < limit.maxAlerts else { return nil }
-        recent.append(now)
-        defer { pendingSummary = 0 }
-        return pendingSummary
+    /// The step for a notification that wants to alert at `now`; changes nothing.
+    public func step(forAlertAt now: ContinuousClock.Instant) -> Step {
+        pendingSummary == 0 && alerts(inWindowAt: now) < limit.maxAlerts ? .alerted(at: now) : .heldBack
+    }
+
+    /// The summary step, once the window has room and something was held back; changes nothing.
+    public func summaryStep(at now: ContinuousClock.Instant) -> Step? {
+        guard pendingSummary > 0, alerts(inWindowAt: now) < limit.maxAlerts else { return nil }
+        return .summarized(count: pendingSummary, at: now)
+    }
+
+    public mutating func advance(_ step: Step) {
+        switch step {
+        case .alerted(let now):
+            prune(now)
+            recent.append(now)
+        case .heldBack:
+            pendingSummary += 1
+        case .summarized(let count, let now):
+            prune(now)
+            recent.append(now)
+            pendingSummary -= min(count, pendingSummary)
+        }
+    }
+
+    private func alerts(inWindowAt now: ContinuousClock.Instant) -> Int {
+        recent.reduce(0) { $0 + (now - $1 < limit.window ? 1 : 0) }
     }
 
     private mutating func prune(_ now: ContinuousClock.Instant) {

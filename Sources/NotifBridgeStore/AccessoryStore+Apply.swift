@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeWire
+
+/// Applying host events: read the ledger state, ask ``AlertPlanner`` for the plan, write it.
+/// The store decides nothing itself and calls nothing outside it while a write is open.
+extension AccessoryStore {
+    public struct UnknownExchange: Error, CustomStringConvertible {
+        public var exchangeID: UInt64
+        public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
+    }
+
+    /// Applies one host event in one transaction, and then the retention limits.
+    /// - Parameter burst: the burst state; it moves by the plan once the transaction commits.
+    public func apply(
+        _ event: HostEvent,
+        exchangeID: UInt64,
+        now: Date,
+        conditions: AlertConditions,
+        burst: inout BurstLimiter
+    ) throws -> ApplyOutcome {
+        try applyBatch([(event, exchangeID)], now: now, conditions: conditions, burst: &burst)[0].get()
+    }
+
+    /// Applies events that arrived together in one transaction: one fsync for all of them
+    /// (group commit), each in its own savepoint so a failing event undoes only itself.
+    /// Each event is planned against the burst state its predecessors left; `burst` takes the
+    /// steps of the events that were stored, and only once everything has committed.
+    /// Receipts may be sent for every successful result once this returns.
+    public func applyBatch(
+        _ events: [(event: HostEvent, exchangeID: UInt64)],
+        now: Date,
+        conditions: AlertConditions,
+        burst: inout BurstLimiter
+    ) throws -> [Result<ApplyOutcome, any Error>] {
+        var planned = burst
+        let results = try database.write { db in
+            var results: [Result<ApplyOutcome, any Error>] = []
+            for item in events {
+                var result: Result<ApplyOutcome, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
+                do {
+                    try db.inSavepoint {
+                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, now: now, conditions: conditions, burst: planned, db: db))
+                        return .commit
+                    }
+                } catch {
+                    result = .failure(error)
+                }
+                if case .success(let outcome) = result, let step = outcome.plan.burst { planned.advance(step) }
+                results.append(result)
+            }
+            guard try retention.enforce(db, now: now) else { return results }
+            return try results.map { result in
+                guard case .success(let outcome) = result else { return result }
+                return .success(try Self.refreshed(outcome, db: db))
+            }
+        }
+        burst = planned
+        return results
+    }
+
+    /// The record as it stands after retention ran (it may have been pruned).
+    private static func refreshed(_ outcome: ApplyOutcome, db: Database) throws -> ApplyOutcome {
+        guard let record = outcome.record else { return outcome }
+        var refreshed = outcome
+        refreshed.record = try fetch(db, source: record.sourceIdentifier, id: record.notificationIdentifier)
+        return refreshed
+    }
+
+    private static func apply(
+        _ event: HostEvent,
+        exchangeID: UInt64,
+        now: Date,
+        conditions: AlertConditions,
+        burst: BurstLimiter,
+        db: Database
+    ) throws -> ApplyOutcome {
+        guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
+            throw UnknownExchange(exchangeID: exchangeID)
+        }
+        let revision = Revision(epoch: epoch, sequence: event.sequence)
+        let notification: WireNotification?
+        switch event.event {
+        case .add(let add): notification = add.notification
+        case .update(let update): notification = update.notification
+        case .remove(let remove): notification = WireNotification.with { $0.id = remove.id }
+        case .removeAll, nil: notification = nil
+        }
+        let existing = try notification.flatMap { try fetch(db, source: $0.id.sourceIdentifier, id: $0.id.notificationIdentifier) }
+        let plan = AlertPlanner.plan(
+            event.event, at: revision,
+            existing: existing.map { LedgerState(revision: $0.revision, removed: $0.removed) },
+            removeAllWatermark: try watermark(db),
+            conditions: conditions, burst: burst
+        )
+        guard plan.stores else { return ApplyOutcome(plan: plan, record: existing) }
+        guard let notification else {
+            return ApplyOutcome(plan: plan, record: nil, removedCount: try removeAll(at: revision, now: now, db: db))
+        }
+        var alerting: WireAlertingContext?
+        if case .add(let add) = event.event { alerting = add.alerting }
+        try write(plan, notification: notification, alerting: alerting, existing: existing, revision: revision, now: now, db: db)
+        return ApplyOutcome(plan: plan, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+    }
+
+    private static func write(
+        _ plan: AlertPlan,
+        notification: WireNotification,
+        alerting: WireAlertingContext?,
+        existing: StoredNotification?,
+        revision: Revision,
+        now: Date,
+        db: Database
+    ) throws {
+        let key: [any DatabaseValueConvertible] = [notification.id.sourceIdentifier, notification.id.notificationIdentifier]
+        switch plan.ledger {
+        case .ignore:
+            break
+        case .insert:
+            try db.execute(cached: """
+                    INSERT OR REPLACE INTO notification
+                    (source_id, notification_id, payload, alerting, removed, rev_epoch, rev_seq, received_at, updated_at, alert_decision)
+                    VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+                    """,
+                arguments: StatementArguments(key + [
+                    try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
+                    revision.epoch, Int64(revision.sequence), now, now, try plan.decision.map(encodeDecision),
+                ])
+            )
+        case .replace:
+            // The content only: the decision made when it was posted stays, so it never re-alerts.
+            try db.execute(cached: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+                arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
+            )
+        case .markRemoved where existing == nil:
+            try db.execute(cached: """
+                    INSERT INTO notification
+                    (source_id, notification_id, payload, alerting, removed, rev_epoch, rev_seq, received_at, updated_at)
+                    VALUES (?, ?, ?, NULL, 1, ?, ?, ?, ?)
+                    """,
+                arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now, now])
+            )
+        case .markRemoved:
+            try db.execute(cached: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
+                arguments: StatementArguments([revision.epoch, Int64(revision.sequence), now] + key)
+            )
+        }
+    }
+
+    /// Raises the watermark and marks every older live record removed; returns how many.
+    private static func removeAll(at revision: Revision, now: Date, db: Database) throws -> Int {
+        try db.execute(cached: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
+        try db.execute(cached: """
+                UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
+                WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
+                """,
+            arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
+        )
+        return db.changesCount
+    }
+
+    private static func watermark(_ db: Database) throws -> Revision? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1")).map {
+            Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64))
+        }
+    }
+}
