@@ -26,14 +26,11 @@ extension AccessoryDaemon {
     }
 
     private func handleControl(_ text: String) async -> ControlReply {
-        let request: ControlRequest
         do {
-            request = try JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8))
+            return await respond(try ControlRequest(line: text))
         } catch {
-            let operations = ControlRequest.Operation.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failure("not a control request (a JSON object with \"op\": one of \(operations)): \(error)")
+            return .failure(error.description)
         }
-        return await respond(request)
     }
 
     private static func encode(_ reply: ControlReply) -> String {

@@ -2,29 +2,37 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// Splits a byte stream into lines, refusing any line over `maxControlLineLength`.
-struct ControlLineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = Result<String, ControlLineTooLong>
+/// Splits a byte stream into lines, refusing any line over `maxLineLength`.
+/// SPI so the fuzzer can drive it with a small limit; the daemon uses `maxControlLineLength`.
+@_spi(Fuzzing) public struct ControlLineDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = Result<String, ControlLineTooLong>
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    public let maxLineLength: Int
+
+    public init(maxLineLength: Int = maxControlLineLength) {
+        self.maxLineLength = maxLineLength
+    }
+
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         let view = buffer.readableBytesView
         guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
-            if buffer.readableBytes > maxControlLineLength {
+            if buffer.readableBytes > maxLineLength {
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-                context.fireChannelRead(wrapInboundOut(.failure(ControlLineTooLong())))
+                context.fireChannelRead(wrapInboundOut(.failure(ControlLineTooLong(limit: maxLineLength))))
             }
             return .needMoreData
         }
         let length = newline - view.startIndex
         let line = buffer.readString(length: length) ?? ""
         buffer.moveReaderIndex(forwardBy: 1)
-        context.fireChannelRead(wrapInboundOut(length > maxControlLineLength ? .failure(ControlLineTooLong()) : .success(line)))
+        context.fireChannelRead(wrapInboundOut(length > maxLineLength ? .failure(ControlLineTooLong(limit: maxLineLength)) : .success(line)))
         return .continue
     }
 }
 
-struct ControlLineTooLong: Error, CustomStringConvertible {
-    var description: String { "control request longer than \(maxControlLineLength) bytes" }
+@_spi(Fuzzing) public struct ControlLineTooLong: Error, CustomStringConvertible {
+    public var limit: Int
+    public var description: String { "control request longer than \(limit) bytes" }
 }
 
 /// Appends a newline to each outbound line.

@@ -9,7 +9,8 @@ import NotifBridgeWire
 /// Every event is applied in one write transaction, so what a receipt acknowledges is on disk
 /// before the receipt leaves; a crash loses nothing acknowledged.
 public final class AccessoryStore: Sendable {
-    private let database: DatabasePool
+    /// A pool (WAL) on disk; a queue for `inMemory`.
+    private let database: any DatabaseWriter
     public let path: String
     public let retention: Retention
 
@@ -22,6 +23,19 @@ public final class AccessoryStore: Sendable {
         configuration.busyMode = .timeout(5)
         database = try DatabasePool(path: path, configuration: configuration)
         if !existed { chmod(path, 0o600) }
+        try Self.migrator.migrate(database)
+    }
+
+    /// A store with the same schema and rules that lives in memory while it is referenced: for
+    /// tests and fuzzers, which need many fresh stores quickly. Nothing in it is durable.
+    public static func inMemory(retention: Retention = .default) throws -> AccessoryStore {
+        try AccessoryStore(memory: try DatabaseQueue(), retention: retention)
+    }
+
+    private init(memory: DatabaseQueue, retention: Retention) throws {
+        path = ":memory:"
+        self.retention = retention
+        database = memory
         try Self.migrator.migrate(database)
     }
 

@@ -142,6 +142,17 @@ struct AccessoryStoreTests {
         #expect(removal.decision == .markRemoved)
         #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
     }
+
+    @Test("An in-memory store applies the same rules and keeps nothing on disk")
+    func inMemory() throws {
+        let store = try AccessoryStore.inMemory()
+        #expect(store.path == ":memory:")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        #expect(try apply(store, 1, .add(note("a"), .standard)).decision == .insert(alert: true))
+        #expect(try apply(store, 1, .add(note("a"), .standard)).decision == .ignore(.stale))
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
+        #expect(try AccessoryStore.inMemory().notifications().isEmpty)
+    }
 }
 
 @Suite("Key file")
