@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
         .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
         .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
+        // For FuzzTesting/, the separate package that builds each target with libFuzzer.
+        .library(name: "NotifBridgeFuzzing", targets: ["NotifBridgeFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -141,6 +143,19 @@ let package = Package(
             path: "Benchmarks/NotifBridgeBenchmarks",
             swiftSettings: swiftSettings
         ),
+        // What each fuzz harness does with one input. Here rather than in FuzzTesting/ so that
+        // `swift test` replays saved crashes through the same code without a fuzzer build.
+        .target(
+            name: "NotifBridgeFuzzing",
+            dependencies: [
+                "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore",
+                "NotifBridgeTCP", "NotifBridgeAccessory", "NotifBridgeScenario", "NotifBridgeDisplay",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NotifBridgeTestSupport",
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
@@ -204,6 +219,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeHooksTests",
             dependencies: ["NotifBridgeHooks", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeFuzzingTests",
+            dependencies: ["NotifBridgeFuzzing"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

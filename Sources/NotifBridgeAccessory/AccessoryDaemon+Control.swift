@@ -44,10 +44,9 @@ extension AccessoryDaemon {
 
     private static func decodeRequest(_ text: String) -> DecodedLine {
         do {
-            return .request(try JSONDecoder().decode(ControlRequest.self, from: Data(text.utf8)))
+            return .request(try ControlRequest(line: text))
         } catch {
-            let operations = ControlRequest.Operation.allCases.map(\.rawValue).joined(separator: ", ")
-            return .refused(.failure("not a control request (a JSON object with \"op\": one of \(operations)): \(error)"))
+            return .refused(.failure(error.description))
         }
     }
 

@@ -106,6 +106,24 @@ public struct ListedNotification: Codable, Sendable, Hashable {
     }
 }
 
+extension ControlRequest {
+    /// Why a control line is not a request; the daemon sends `description` back as its reply.
+    public struct Invalid: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// Parses one control line (without its newline): a JSON object with "op" and the fields
+    /// that operation needs. Whether the notification and action exist is the daemon's check.
+    public init(line: String) throws(Invalid) {
+        do {
+            self = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+        } catch {
+            let operations = Operation.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Invalid(description: "not a control request (a JSON object with \"op\": one of \(operations)): \(error)")
+        }
+    }
+}
+
 /// Request lines longer than this are refused before they are buffered.
 public let maxControlLineLength = 64 * 1024
 

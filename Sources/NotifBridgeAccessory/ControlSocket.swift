@@ -3,21 +3,22 @@ import NIOCore
 import NIOPosix
 
 /// Splits a byte stream into lines, refusing any line over `maxLength` before buffering more
-/// of it. Each line is judged on its own, so a long reply of many lines is fine.
-struct ControlLineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = Result<String, ControlLineTooLong>
-    let maxLength: Int
+/// of it. Each line is judged on its own, so a long reply of many lines is fine. SPI so the
+/// fuzzer can drive it with a small limit.
+@_spi(Fuzzing) public struct ControlLineDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = Result<String, ControlLineTooLong>
+    public let maxLength: Int
     /// What a line is, for the error: "control request" or "control reply line".
-    let what: String
+    public let what: String
     /// Bytes of an overlong line still to skip, up to and including its newline.
     private var skipping = false
 
-    init(maxLength: Int, what: String) {
+    public init(maxLength: Int = maxControlLineLength, what: String = "control request") {
         self.maxLength = maxLength
         self.what = what
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         let view = buffer.readableBytesView
         guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > maxLength {
@@ -41,10 +42,10 @@ struct ControlLineDecoder: ByteToMessageDecoder {
     private var tooLong: ControlLineTooLong { ControlLineTooLong(what: what, limit: maxLength) }
 }
 
-struct ControlLineTooLong: Error, CustomStringConvertible {
-    var what: String
-    var limit: Int
-    var description: String { "\(what) longer than \(limit) bytes" }
+@_spi(Fuzzing) public struct ControlLineTooLong: Error, CustomStringConvertible {
+    public var what: String
+    public var limit: Int
+    public var description: String { "\(what) longer than \(limit) bytes" }
 }
 
 /// Appends a newline to each outbound line.

@@ -59,8 +59,8 @@ public struct PolicyFile: Codable, Sendable, Hashable {
         alerts = try AlertSettings(from: decoder)
         let container = try decoder.container(keyedBy: Keys.self)
         burst = try container.decodeIfPresent(BurstLimiter.Limit.self, forKey: .burst) ?? .init()
-        guard burst.maxAlerts >= 1, burst.windowSeconds > 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .burst, in: container, debugDescription: "burst.maxAlerts must be at least 1 and burst.windowSeconds above 0")
+        guard burst.isValid else {
+            throw DecodingError.dataCorruptedError(forKey: .burst, in: container, debugDescription: "burst.maxAlerts must be at least 1 and burst.windowSeconds above 0 and at most \(Int(BurstLimiter.Limit.maxWindowSeconds)) (a day)")
         }
         retention = try container.decodeIfPresent(Retention.self, forKey: .retention) ?? .default
         guard retention.maxCount >= 1, retention.maxBytes >= 1, retention.maxAgeDays > 0 else {

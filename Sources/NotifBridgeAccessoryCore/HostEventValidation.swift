@@ -28,7 +28,9 @@ public enum ContentLimits {
 }
 
 extension AccessorySession {
-    static func validate(_ event: HostEvent) throws(WireError) {
+    /// Checks a decrypted event against `ContentLimits` exactly as the session does before it
+    /// delivers one, so hosts, tools and fuzzers can ask what the accessory would refuse.
+    public static func validate(_ event: HostEvent) throws(WireError) {
         guard event.sequence > 0 else {
             throw WireError(.malformedMessage, "HostEvent.sequence must start at 1")
         }

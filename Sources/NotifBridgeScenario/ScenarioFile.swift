@@ -12,6 +12,11 @@ public enum ScenarioFile {
     public static let maxWait = 600.0
     /// Largest synthetic attachment; the accessory refuses anything over its own limits anyway.
     public static let maxAttachmentBytes = 256 * 1024
+    /// Calls in all steps together, `reorder` lists included: a YAML alias repeats a whole list,
+    /// so a 2 KB file could otherwise describe millions of calls.
+    public static let maxCalls = 10_000
+    /// Synthetic attachment bytes of all calls together.
+    public static let maxTotalAttachmentBytes = 16 * 1024 * 1024
 
     public struct Invalid: Error, CustomStringConvertible, Sendable {
         public var description: String
@@ -39,14 +44,37 @@ public enum ScenarioFile {
         let defaults = Defaults(source: source, app: app)
         guard let stepsNode = top["steps"], let steps = stepsNode.sequence else { throw Invalid(root, "steps: a list of steps is required") }
         guard steps.count <= maxSteps else { throw Invalid(stepsNode, "\(steps.count) steps; at most \(maxSteps)") }
+        let parsed = try steps.map { (node: Node) throws(Invalid) in try step(node, defaults) }
+        try checkTotals(parsed, stepsNode)
         return Scenario(
             name: try text(top, "name") ?? "unnamed scenario",
             summary: try text(top, "description"),
             source: source,
             app: app,
-            steps: try steps.map { (node: Node) throws(Invalid) in try step(node, defaults) },
+            steps: parsed,
             expect: try top["expect"].map { (node: Node) throws(Invalid) in try expectations(node, defaults) } ?? Expectations()
         )
+    }
+
+    /// Bounds the work the whole timeline asks for, which aliases can multiply past any
+    /// per-step limit.
+    private static func checkTotals(_ steps: [Step], _ node: Node) throws(Invalid) {
+        let calls = steps.flatMap { step -> [OperationSpec] in
+            switch step {
+            case .operation(let spec): [spec]
+            case .disconnect(let spec): spec.map { [$0] } ?? []
+            case .reorder(let specs): specs
+            case .focus, .reconnect, .restartAccessory, .settle, .wait: []
+            }
+        }
+        guard calls.count <= maxCalls else { throw Invalid(node, "\(calls.count) calls; at most \(maxCalls), reorder lists included") }
+        let attachmentBytes = calls.reduce(0) { total, call in
+            if case .add(let spec) = call { return total + (spec.attachmentBytes ?? 0) }
+            return total
+        }
+        guard attachmentBytes <= maxTotalAttachmentBytes else {
+            throw Invalid(node, "attachment-bytes add up to \(attachmentBytes); at most \(maxTotalAttachmentBytes) in one scenario")
+        }
     }
 
     struct Defaults {

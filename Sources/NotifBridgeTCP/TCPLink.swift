@@ -76,9 +76,16 @@ public enum TCPLink {
     }
 
     private static func wrap(_ channel: any Channel, limits: WireLimits) throws -> TCPLinkChannel {
+        try addFraming(to: channel, limits: limits)
+        return try TCPLinkChannel(wrappingChannelSynchronously: channel)
+    }
+
+    /// Adds the link's framing (§3.2) to a channel opened elsewhere: a Unix socket, a TLS stream,
+    /// or an `EmbeddedChannel` in a test or a fuzzer. Inbound it reads `TCPInbound`; outbound it
+    /// takes chunks (`[UInt8]`). Call it on the channel's event loop.
+    public static func addFraming(to channel: any Channel, limits: WireLimits) throws {
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ChunkStreamDecoder(limits: limits)))
         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(ChunkStreamEncoder()))
-        return try TCPLinkChannel(wrappingChannelSynchronously: channel)
     }
 
     /// Whether a listen address stays on this machine (then P-256 may be used for development).

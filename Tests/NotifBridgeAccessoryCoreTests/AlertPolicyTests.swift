@@ -138,6 +138,18 @@ struct BurstLimiterTests {
         let summary = limiter.summaryDue(now: t0 + .seconds(11))
         #expect(summary == 2)
     }
+
+    /// Found by the policy fuzzer: a window of 61e90 s passed the policy file and trapped when
+    /// the limiter turned it into a Duration. The longest valid window still works.
+    @Test("The longest window works; longer ones are not valid")
+    func longestWindow() {
+        var limiter = BurstLimiter(limit: .init(maxAlerts: 1, windowSeconds: BurstLimiter.Limit.maxWindowSeconds))
+        #expect([limiter.admit(now: t0), limiter.admit(now: t0 + .seconds(86_399))] == [true, false])
+        #expect(limiter.summaryDue(now: t0 + .seconds(86_400)) == 1)
+        #expect(!BurstLimiter.Limit(maxAlerts: 1, windowSeconds: 61e90).isValid)
+        #expect(!BurstLimiter.Limit(maxAlerts: 1, windowSeconds: 0).isValid)
+        #expect(!BurstLimiter.Limit(maxAlerts: 0, windowSeconds: 60).isValid)
+    }
 }
 
 /// The limiter driven as the daemon drives it: choose the step, then apply it.

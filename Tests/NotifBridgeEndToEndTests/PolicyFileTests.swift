@@ -44,6 +44,8 @@ struct PolicyFileTests {
         (#"{"keywords": [{"match": "", "action": "mute"}]}"#, "non-empty match"),
         (#"{"keywords": [{"match": "x", "action": "shout"}]}"#, "keywords"),
         (#"{"burst": {"maxAlerts": 0}}"#, "burst.maxAlerts"),
+        (#"{"burst": {"windowSeconds": 61e90}}"#, "burst.windowSeconds above 0 and at most 86400"),
+        (#"{"burst": {"windowSeconds": 86400.5}}"#, "burst.windowSeconds"),
         (#"{"hook": {"command": []}}"#, "hook.command"),
         (#"{"silentMode": "yes"}"#, "silentMode"),
         (#"[]"#, "not a JSON object"),

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
-@testable import NotifBridgeAccessory
+@_spi(Fuzzing) @testable import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore

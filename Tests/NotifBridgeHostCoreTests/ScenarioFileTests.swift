@@ -79,6 +79,26 @@ struct ScenarioFileTests {
         #expect(throws: ScenarioFile.Invalid.self) { try ScenarioFile.parse("steps:\n  - add: {id: a, attachment-bytes: \(ScenarioFile.maxAttachmentBytes + 1)}\n") }
     }
 
+    /// Found while writing the scenario fuzz target: aliases repeat a reorder list in every step,
+    /// so a 2 KB file asked for 30,000 calls with 256 KB attachments each (the harness timed out).
+    @Test("Totals: calls and attachment bytes are bounded across the whole timeline, aliases included")
+    func totals() throws {
+        let list = "[" + Array(repeating: "*a", count: 200).joined(separator: ", ") + "]"
+        let aliased = "steps:\n  - reorder: [&a {add: {id: x}}, *a]\n  - &r {reorder: \(list)}\n" + String(repeating: "  - *r\n", count: 50)
+        #expect {
+            try ScenarioFile.parse(aliased)
+        } throws: { error in
+            (error as? ScenarioFile.Invalid)?.description.contains("10202 calls; at most 10000, reorder lists included") == true
+        }
+        let heavy = "steps:\n  - &b {add: {id: x, attachment-bytes: \(ScenarioFile.maxAttachmentBytes)}}\n" + String(repeating: "  - *b\n", count: 64)
+        #expect {
+            try ScenarioFile.parse(heavy)
+        } throws: { error in
+            (error as? ScenarioFile.Invalid)?.description.contains("attachment-bytes add up to") == true
+        }
+        _ = try ScenarioFile.parse("steps:\n  - &b {add: {id: x, attachment-bytes: \(ScenarioFile.maxAttachmentBytes)}}\n" + String(repeating: "  - *b\n", count: 63))
+    }
+
     @Test("File size: the limit is read, one byte more is refused before parsing")
     func fileSize() throws {
         let head = "steps: []\n#"

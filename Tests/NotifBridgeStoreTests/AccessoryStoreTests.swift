@@ -167,6 +167,18 @@ struct AccessoryStoreTests {
         #expect(removal.ledger == .markRemoved)
         #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
     }
+
+    @Test("An in-memory store applies the same rules and keeps nothing on disk")
+    func inMemory() throws {
+        let store = try AccessoryStore.inMemory()
+        #expect(store.path == ":memory:")
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        let first = try apply(store, 1, .add(note("a"), .standard))
+        #expect(first.ledger == .insert && first.alerted)
+        #expect(try apply(store, 1, .add(note("a"), .standard)).ledger == .ignore(.stale))
+        #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
+        #expect(try AccessoryStore.inMemory().notifications().isEmpty)
+    }
 }
 
 extension AlertConditions {

@@ -20,11 +20,22 @@ public struct BurstLimiter: Sendable {
             windowSeconds = try container.decodeIfPresent(Double.self, forKey: .windowSeconds) ?? defaults.windowSeconds
         }
 
+        /// The longest window: a day. A policy file asks for more only by mistake, and a window
+        /// of about 10^16 seconds no longer fits the `Duration` it becomes.
+        public static let maxWindowSeconds = 86_400.0
+
+        /// Whether a policy may set these values: at least one alert, a window above zero and at
+        /// most `maxWindowSeconds`.
+        public var isValid: Bool {
+            maxAlerts >= 1 && windowSeconds > 0 && windowSeconds <= Self.maxWindowSeconds
+        }
+
         var window: Duration { .milliseconds(Int64(windowSeconds * 1000)) }
 
-        /// Never holds anything back: a zero window forgets each alert at once, so the state
-        /// stays empty. For previews and tests that are not about bursts.
-        public static let unlimited = Limit(maxAlerts: .max, windowSeconds: 0)
+        /// Never holds anything back: no count of alerts reaches the limit, and a 1 ms window
+        /// forgets each alert almost at once, so the state stays small. For previews and tests
+        /// that are not about bursts.
+        public static let unlimited = Limit(maxAlerts: .max, windowSeconds: 0.001)
     }
 
     public let limit: Limit
@@ -32,7 +43,7 @@ public struct BurstLimiter: Sendable {
     public private(set) var pendingSummary = 0
 
     public init(limit: Limit) {
-        precondition(limit.maxAlerts >= 1, "a burst limit must allow at least one alert")
+        precondition(limit.isValid, "a burst limit needs maxAlerts >= 1 and windowSeconds in (0, \(Limit.maxWindowSeconds)]")
         self.limit = limit
     }
 
