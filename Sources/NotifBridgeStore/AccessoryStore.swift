@@ -134,6 +134,12 @@ public final class AccessoryStore: Sendable {
         public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
     }
 
+    /// A sequence SQLite's signed integers cannot hold; validation refuses such events first.
+    public struct SequenceOutOfRange: Error, CustomStringConvertible {
+        public var sequence: UInt64
+        public var description: String { "event sequence \(sequence) is above \(ContentLimits.maxSequence)" }
+    }
+
     /// Applies one host event under the ledger rules, in one transaction, and then the
     /// retention limits.
     /// - Parameters:
@@ -200,6 +206,7 @@ public final class AccessoryStore: Sendable {
         guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
             throw UnknownExchange(exchangeID: exchangeID)
         }
+        guard event.sequence <= ContentLimits.maxSequence else { throw SequenceOutOfRange(sequence: event.sequence) }
         let revision = Revision(epoch: epoch, sequence: event.sequence)
         let watermark = try Self.watermark(db)
         switch event.event {

@@ -143,6 +143,15 @@ struct AccessoryStoreTests {
         #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
     }
 
+    @Test("A sequence above 2^63 − 1 is refused with an error, not a trap")
+    func sequenceOutOfRange() throws {
+        let store = try AccessoryStore.inMemory()
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        #expect(throws: AccessoryStore.SequenceOutOfRange.self) { try apply(store, ContentLimits.maxSequence + 1, .add(note("a"), .standard)) }
+        #expect(try apply(store, ContentLimits.maxSequence, .add(note("a"), .standard)).decision == .insert(alert: true))
+        #expect(try apply(store, 1, .removeAll).removedCount == 0, "the record at 2^63 − 1 is newer than a remove-all at 1")
+    }
+
     @Test("An in-memory store applies the same rules and keeps nothing on disk")
     func inMemory() throws {
         let store = try AccessoryStore.inMemory()
