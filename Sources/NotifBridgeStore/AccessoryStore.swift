@@ -9,8 +9,8 @@ import NotifBridgeWire
 /// Every event is applied in one write transaction, so what a receipt acknowledges is on disk
 /// before the receipt leaves; a crash loses nothing acknowledged.
 public final class AccessoryStore: Sendable {
-    /// A pool (WAL) on disk; a queue for `inMemory`.
-    private let database: any DatabaseWriter
+    /// A pool (WAL) on disk; a queue for `inMemory` (AccessoryStore+Memory.swift).
+    let database: any DatabaseWriter
     public let path: String
     public let retention: Retention
 
@@ -26,13 +26,7 @@ public final class AccessoryStore: Sendable {
         try Self.migrator.migrate(database)
     }
 
-    /// A store with the same schema and rules that lives in memory while it is referenced: for
-    /// tests and fuzzers, which need many fresh stores quickly. Nothing in it is durable.
-    public static func inMemory(retention: Retention = .default) throws -> AccessoryStore {
-        try AccessoryStore(memory: try DatabaseQueue(), retention: retention)
-    }
-
-    private init(memory: DatabaseQueue, retention: Retention) throws {
+    init(memory: DatabaseQueue, retention: Retention) throws {
         path = ":memory:"
         self.retention = retention
         database = memory

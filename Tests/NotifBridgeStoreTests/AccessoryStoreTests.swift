@@ -2,7 +2,7 @@ import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
-import NotifBridgeStore
+@_spi(Fuzzing) import NotifBridgeStore
 import NotifBridgeTestSupport
 import NotifBridgeWire
 import Testing
@@ -161,6 +161,10 @@ struct AccessoryStoreTests {
         #expect(try apply(store, 1, .add(note("a"), .standard)).decision == .ignore(.stale))
         #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
         #expect(try AccessoryStore.inMemory().notifications().isEmpty)
+        try store.eraseEverything()
+        #expect(try store.notifications(includeRemoved: true).isEmpty)
+        #expect(try store.saveExchange(exchange, keyID: keyID, now: Date()) == 1, "epochs start again")
+        #expect(try apply(store, 1, .add(note("a"), .standard)).decision == .insert(alert: true))
     }
 }
 
