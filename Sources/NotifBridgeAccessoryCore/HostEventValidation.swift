@@ -25,6 +25,9 @@ public enum ContentLimits {
     public static let maxAttachmentBytes = 128 * 1024
     /// Bytes per icon (source, context, or an inline glyph image).
     public static let maxIconBytes = 32 * 1024
+    /// The largest `HostEvent.sequence`: 2^63 − 1. The store keeps sequences in SQLite's signed
+    /// 64-bit integers, and a host counting from 1 never gets near it.
+    public static let maxSequence = UInt64(Int64.max)
 }
 
 extension AccessorySession {
@@ -33,6 +36,9 @@ extension AccessorySession {
     public static func validate(_ event: HostEvent) throws(WireError) {
         guard event.sequence > 0 else {
             throw WireError(.malformedMessage, "HostEvent.sequence must start at 1")
+        }
+        guard event.sequence <= ContentLimits.maxSequence else {
+            throw WireError(.tooLarge, "HostEvent.sequence is above \(ContentLimits.maxSequence)")
         }
         switch event.event {
         case nil:

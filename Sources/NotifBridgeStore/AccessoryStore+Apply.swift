@@ -12,6 +12,12 @@ extension AccessoryStore {
         public var description: String { "no stored key exchange \(exchangeHex(exchangeID))" }
     }
 
+    /// A sequence SQLite's signed integers cannot hold; validation refuses such events first.
+    public struct SequenceOutOfRange: Error, CustomStringConvertible {
+        public var sequence: UInt64
+        public var description: String { "event sequence \(sequence) is above \(ContentLimits.maxSequence)" }
+    }
+
     /// Applies one host event in one transaction, and then the retention limits.
     /// - Parameter burst: the burst state; it moves by the plan once the transaction commits.
     public func apply(
@@ -80,6 +86,7 @@ extension AccessoryStore {
         guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
             throw UnknownExchange(exchangeID: exchangeID)
         }
+        guard event.sequence <= ContentLimits.maxSequence else { throw SequenceOutOfRange(sequence: event.sequence) }
         let revision = Revision(epoch: epoch, sequence: event.sequence)
         let notification: WireNotification?
         switch event.event {

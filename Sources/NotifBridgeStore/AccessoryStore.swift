@@ -10,7 +10,7 @@ import NotifBridgeWire
 /// before the receipt leaves; a crash or a power cut loses nothing acknowledged. Events that
 /// arrive together share one transaction (``applyBatch(_:now:conditions:burst:)``), so one fsync.
 public final class AccessoryStore: Sendable {
-    /// A pool (WAL) on disk; a queue for `inMemory`.
+    /// A pool (WAL) on disk; a queue for `inMemory` (AccessoryStore+Memory.swift).
     let database: any DatabaseWriter
     public let path: String
     public let retention: Retention
@@ -31,13 +31,7 @@ public final class AccessoryStore: Sendable {
         try Self.migrator.migrate(database)
     }
 
-    /// A store with the same schema and rules that lives in memory while it is referenced: for
-    /// tests and fuzzers, which need many fresh stores quickly. Nothing in it is durable.
-    public static func inMemory(retention: Retention = .default) throws -> AccessoryStore {
-        try AccessoryStore(memory: try DatabaseQueue(), retention: retention)
-    }
-
-    private init(memory: DatabaseQueue, retention: Retention) throws {
+    init(memory: DatabaseQueue, retention: Retention) throws {
         path = ":memory:"
         self.retention = retention
         database = memory

@@ -228,6 +228,24 @@ struct AccessorySessionTests {
         #expect(link.deliveries.map { $0.event.notificationID?.notificationIdentifier } == ["ok"])
     }
 
+    /// Found with the ledger fuzz target: a sequence of 2^63 passed validation and trapped in
+    /// the store, which converts it to a signed 64-bit SQLite integer.
+    @Test("HostEvent.sequence: 1 through 2^63 − 1 validate; 0 is malformed and 2^63 too large", arguments: [
+        (UInt64(0), WireError.Code?.some(.malformedMessage)), (1, nil), (ContentLimits.maxSequence, nil),
+        (ContentLimits.maxSequence + 1, .tooLarge), (.max, .tooLarge),
+    ])
+    func sequenceRange(sequence: UInt64, refused: WireError.Code?) {
+        var event = HostEvent()
+        event.sequence = sequence
+        event.removeAll = .init()
+        do {
+            try AccessorySession.validate(event)
+            #expect(refused == nil)
+        } catch {
+            #expect(error.code == refused)
+        }
+    }
+
     @Test("Feature ids: 64 bytes bind, 65 are refused; refs outside 1...255 are refused")
     func featureBinding() throws {
         var link = try BackToBack()

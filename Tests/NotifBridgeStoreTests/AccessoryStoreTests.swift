@@ -2,7 +2,7 @@ import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
-import NotifBridgeStore
+@_spi(Fuzzing) import NotifBridgeStore
 import NotifBridgeTestSupport
 import NotifBridgeWire
 import Testing
@@ -168,6 +168,16 @@ struct AccessoryStoreTests {
         #expect(throws: AccessoryStore.UnknownExchange.self) { try apply(store, 1, .removeAll, exchangeID: 42) }
     }
 
+    @Test("A sequence above 2^63 − 1 is refused with an error, not a trap")
+    func sequenceOutOfRange() throws {
+        let store = try AccessoryStore.inMemory()
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        #expect(throws: AccessoryStore.SequenceOutOfRange.self) { try apply(store, ContentLimits.maxSequence + 1, .add(note("a"), .standard)) }
+        let last = try apply(store, ContentLimits.maxSequence, .add(note("a"), .standard))
+        #expect(last.ledger == .insert && last.alerted)
+        #expect(try apply(store, 1, .removeAll).removedCount == 0, "the record at 2^63 − 1 is newer than a remove-all at 1")
+    }
+
     @Test("An in-memory store applies the same rules and keeps nothing on disk")
     func inMemory() throws {
         let store = try AccessoryStore.inMemory()
@@ -178,6 +188,11 @@ struct AccessoryStoreTests {
         #expect(try apply(store, 1, .add(note("a"), .standard)).ledger == .ignore(.stale))
         #expect(try store.notifications().map(\.notificationIdentifier) == ["a"])
         #expect(try AccessoryStore.inMemory().notifications().isEmpty)
+        try store.eraseEverything()
+        #expect(try store.notifications(includeRemoved: true).isEmpty)
+        #expect(try store.saveExchange(exchange, keyID: keyID, now: Date()) == 1, "epochs start again")
+        let again = try apply(store, 1, .add(note("a"), .standard))
+        #expect(again.ledger == .insert && again.alerted)
     }
 }
 

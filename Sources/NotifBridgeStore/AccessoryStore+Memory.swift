@@ -1,0 +1,21 @@
+import GRDB
+
+extension AccessoryStore {
+    /// A store with the same schema and rules that lives in memory while it is referenced: for
+    /// tests and fuzzers, which need many fresh stores quickly. Nothing in it is durable.
+    public static func inMemory(retention: Retention = .default) throws -> AccessoryStore {
+        try AccessoryStore(memory: try DatabaseQueue(), retention: retention)
+    }
+
+    /// Empties the store back to its freshly migrated state, epochs included, so a fuzzer can
+    /// reuse one in-memory store for every input: opening and migrating one costs more than
+    /// most inputs. SPI because no accessory should ever wipe its ledger this way.
+    @_spi(Fuzzing) public func eraseEverything() throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM notification")
+            try db.execute(sql: "DELETE FROM remove_all_watermark")
+            try db.execute(sql: "DELETE FROM key_exchange")
+            try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'key_exchange'")
+        }
+    }
+}
