@@ -101,6 +101,11 @@ extension AccessorySession {
         guard !id.sourceIdentifier.isEmpty, !id.notificationIdentifier.isEmpty else {
             throw WireError(.malformedMessage, "notification id needs both source_identifier and notification_identifier")
         }
+        // C strings end at U+0000, and so do the store's keys (SQLite text bound by GRDB) and
+        // nanopb's: "a\0b" and "a\0c" would be one notification.
+        guard !id.sourceIdentifier.utf8.contains(0), !id.notificationIdentifier.utf8.contains(0) else {
+            throw WireError(.malformedMessage, "notification id contains U+0000")
+        }
         try checkLength("source_identifier", id.sourceIdentifier, ContentLimits.maxIdentifierLength)
         try checkLength("notification_identifier", id.notificationIdentifier, ContentLimits.maxIdentifierLength)
     }

@@ -246,6 +246,23 @@ struct AccessorySessionTests {
         }
     }
 
+    /// Found by the ledger fuzz target: the store's keys end at U+0000, so two ids that differ
+    /// only after one were stored as one notification, and the second add replaced the first.
+    @Test("A notification id part containing U+0000 is malformed", arguments: [
+        ("a\u{0}b", "msg", true), ("com.example", "\u{0}", true), ("com.example", "msg", false),
+    ])
+    func nulInIdentifier(source: String, id: String, refused: Bool) {
+        var event = HostEvent()
+        event.sequence = 1
+        event.remove = .with { $0.id = WireNotificationID(source: source, notification: id) }
+        do {
+            try AccessorySession.validate(event)
+            #expect(!refused)
+        } catch {
+            #expect(refused && error.code == .malformedMessage)
+        }
+    }
+
     @Test("Feature ids: 64 bytes bind, 65 are refused; refs outside 1...255 are refused")
     func featureBinding() throws {
         var link = try BackToBack()
