@@ -58,8 +58,8 @@ func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (A
                 for action in accessory.received(chunk: chunk, now: .now) {
                     switch action {
                     case .persistExchange(let p): parameters = p
-                    case .transmit(let chunks, _):
-                        for chunk in chunks {
+                    case .send(let transmission):
+                        for chunk in transmission.chunks {
                             if let bytes = try reassembler.receive(chunk, now: .now) {
                                 next += host.received(try WireCodec.decode(LinkMessage.self, from: bytes))
                             }

@@ -79,10 +79,12 @@ public struct AccessoryConfiguration: Sendable {
         }
     }
 
-    var sessionConfiguration: AccessorySession.Configuration {
+    /// The session's rules for one link: P-256 is refused on the local network (Apple's rule),
+    /// whatever address the accessory listens on.
+    func sessionConfiguration(for kind: LinkKind) -> AccessorySession.Configuration {
         AccessorySession.Configuration(
-            allowsP256: !isLocalNetwork,
-            transports: isLocalNetwork ? [.localNetwork] : [.bluetooth],
+            allowsP256: kind != .localNetwork,
+            transports: kind == .localNetwork ? [.localNetwork] : [.bluetooth],
             limits: limits
         )
     }

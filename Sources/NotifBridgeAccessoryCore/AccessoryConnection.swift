@@ -4,17 +4,12 @@ import NotifBridgeWire
 /// One connection's whole inbound and outbound path without IO: chunks in, chunks out.
 /// Both the TCP link and the BLE peripheral drive this same type.
 public struct AccessoryConnection: Sendable {
-    public enum Action: Sendable {
-        /// Write these chunks, in order. `kind` names the message for logs.
-        case transmit([[UInt8]], kind: String)
-        case persistExchange(KeyExchangeParameters)
-        case resumedExchange(exchangeID: UInt64)
-        case forgetExchange(exchangeID: UInt64)
-        case replaceIdentity(AccessoryPrivateKey)
-        case deliver(AccessorySession.Delivery)
-        /// The peer sent something refused; the connection continues.
-        case refused(WireError)
-        case close(reason: String)
+    public typealias Action = AccessoryAction<Transmission>
+
+    /// One message's chunks, to be written in order; `kind` names the message for logs.
+    public struct Transmission: Sendable {
+        public var chunks: [[UInt8]]
+        public var kind: String
     }
 
     public private(set) var session: AccessorySession
@@ -103,16 +98,7 @@ public struct AccessoryConnection: Sendable {
 
     private mutating func map(_ actions: [AccessorySession.Action]) -> [Action] {
         actions.map { action in
-            switch action {
-            case .send(let message): .transmit(framer.frame(WireCodec.encode(message)), kind: message.kindName)
-            case .persistExchange(let parameters): .persistExchange(parameters)
-            case .resumedExchange(let id): .resumedExchange(exchangeID: id)
-            case .forgetExchange(let id): .forgetExchange(exchangeID: id)
-            case .replaceIdentity(let key): .replaceIdentity(key)
-            case .deliver(let delivery): .deliver(delivery)
-            case .refused(let error): .refused(error)
-            case .close(let reason): .close(reason: reason)
-            }
+            action.mapSend { message in Transmission(chunks: framer.frame(WireCodec.encode(message)), kind: message.kindName) }
         }
     }
 }

@@ -27,24 +27,7 @@ public struct AccessorySession: Sendable {
         public init(parameters: KeyExchangeParameters) { self.parameters = parameters }
     }
 
-    public enum Action: Sendable {
-        /// Send this message to the host.
-        case send(LinkMessage)
-        /// Persist this exchange (durably) before the KeyConfirm that follows is sent.
-        case persistExchange(KeyExchangeParameters)
-        /// The host resumed the persisted exchange without a new key exchange.
-        case resumedExchange(exchangeID: UInt64)
-        /// Forget the exchange: its keys no longer decrypt.
-        case forgetExchange(exchangeID: UInt64)
-        /// Persist this new private key (0600) before the KeyOffer that follows is sent.
-        case replaceIdentity(AccessoryPrivateKey)
-        /// Apply a decrypted host event to the store, then call `delivered(_:outcome:)`.
-        case deliver(Delivery)
-        /// A decrypted event was refused (it did not parse or broke a limit): log and show it.
-        case refused(WireError)
-        /// Close the connection after sending what precedes this action.
-        case close(reason: String)
-    }
+    public typealias Action = AccessoryAction<LinkMessage>
 
     /// A decrypted, validated host event and where it came from.
     public struct Delivery: Sendable {

@@ -104,6 +104,7 @@ public enum GATTCentral {
         }
         let link = ChunkLink(
             peer: "BLE \(BlueZ.address(of: device))",
+            kind: .bluetooth,
             chunkLength: chunkLength,
             inbound: inbound,
             write: { chunks in

@@ -204,6 +204,7 @@ public final class GATTPeripheral: Sendable {
                 logger.info("central \(BlueZ.address(of: device)) connected; chunks of \(chunkLength) bytes")
                 linkSink.yield(ChunkLink(
                     peer: "BLE \(BlueZ.address(of: device))",
+                    kind: .bluetooth,
                     chunkLength: chunkLength,
                     inbound: inbound,
                     write: { [weak self] chunks in try await self?.notify(chunks, generation: generation) },

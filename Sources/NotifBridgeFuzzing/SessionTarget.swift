@@ -131,8 +131,8 @@ private struct SessionDriver {
     private mutating func handle(_ actions: [AccessoryConnection.Action]) {
         for action in actions {
             switch action {
-            case .transmit(let chunks, let kind):
-                checkOutbound(chunks, kind: kind)
+            case .send(let transmission):
+                checkOutbound(transmission.chunks, kind: transmission.kind)
             case .persistExchange(let parameters):
                 persisted = parameters
                 hostKey = Self.hostKey(identity: identity, parameters: parameters)

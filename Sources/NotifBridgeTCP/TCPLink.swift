@@ -99,6 +99,7 @@ extension TCPLinkChannel {
     /// transport through, and closes the connection when `body` returns. The link's inbound
     /// stream reads the socket only as fast as it is consumed: a consumer that stops taking
     /// chunks stops NIO reading, and TCP pushes back on the sender.
+    /// The link's kind follows the remote address: loopback or the local network.
     public func withChunkLink<T: Sendable>(peer: String, origin: String? = nil, _ body: @Sendable (ChunkLink) async throws -> T) async throws -> T {
         let channel = self.channel
         return try await executeThenClose { inbound, outbound in
@@ -106,6 +107,7 @@ extension TCPLinkChannel {
             let link = ChunkLink(
                 peer: peer,
                 origin: origin,
+                kind: .tcp(peerAddress: channel.remoteAddress?.ipAddress),
                 chunkLength: TCPLink.defaultChunkLength,
                 inbound: AsyncThrowingStream { try await reader.next() },
                 write: { try await outbound.write(contentsOf: $0) },

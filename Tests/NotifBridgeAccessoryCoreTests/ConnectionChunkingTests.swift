@@ -21,7 +21,7 @@ struct ConnectionChunkingTests {
         var framer = ChunkFramer(chunkLength: 4096)
         let actions = framer.frame(WireCodec.encode(message)).flatMap { connection.received(chunk: $0, now: .now) }
         return actions.flatMap { action -> [[UInt8]] in
-            if case .transmit(let chunks, _) = action { return chunks }
+            if case .send(let transmission) = action { return transmission.chunks }
             return []
         }
     }

@@ -19,7 +19,7 @@ struct AccessoryBehaviourTests {
         defer { Task { await accessory.stop() } }
         let source = "com.apple.MobileSMS"
 
-        let noPhone = try await accessory.daemon.list(ControlRequest(op: .list)) { _ in }
+        let noPhone = try await accessory.daemon.control.list(ControlRequest(op: .list)) { _ in }
         #expect(noPhone == ControlReply(ok: true, count: 0))
 
         _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
@@ -27,7 +27,7 @@ struct AccessoryBehaviourTests {
             _ = try await TestPhone.forward([.add(TestPhone.withActions("m1"), .standard), .add(TestPhone.withActions("m2"), .standard)], over: phone)
 
             // A text reply, through the library API.
-            let reply = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m1", action: "reply", text: "On my way 🏃"))
+            let reply = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m1", action: "reply", text: "On my way 🏃"))
             #expect(reply.ok, "\(reply.message ?? "")")
             guard case .response(let s, let id, let action, let text) = try await TestPhone.nextAccessoryMessage(phone) else {
                 Issue.record("expected a NotificationResponse")
@@ -63,17 +63,17 @@ struct AccessoryBehaviourTests {
 
             // Refusals say what was wrong and send nothing.
             _ = try await TestPhone.forward([.add(TestPhone.withActions("m3"), .standard)], over: phone)
-            let wrongType = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "like", text: "x"))
+            let wrongType = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "like", text: "x"))
             #expect(!wrongType.ok && wrongType.message?.contains("does not take text") == true)
-            let unknownAction = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m3", action: "nope"))
+            let unknownAction = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m3", action: "nope"))
             #expect(!unknownAction.ok && unknownAction.message?.contains("has no action \"nope\"") == true)
-            let gone = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m1", action: "like"))
+            let gone = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m1", action: "like"))
             #expect(!gone.ok, "a dismissed notification cannot be acted on")
-            let tooLong = await accessory.daemon.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "reply", text: String(repeating: "x", count: ContentLimits.maxTextFieldLength + 1)))
+            let tooLong = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "reply", text: String(repeating: "x", count: ContentLimits.maxTextFieldLength + 1)))
             #expect(!tooLong.ok)
         }
         try await accessory.presenter.waitFor("the disconnect") { if case .disconnected = $0 { true } else { false } }
-        let afterwards = await accessory.daemon.respond(ControlRequest(op: .action, source: source, id: "m3", action: "like"))
+        let afterwards = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m3", action: "like"))
         #expect(afterwards.message?.contains("no iPhone is connected") == true)
     }
 

@@ -53,8 +53,8 @@ struct RespondListTests {
     }
 
     @Test("--limit: exactly that many, around the store's page size and the total", arguments: [
-        (1, 1), (AccessoryDaemon.listPageSize - 1, AccessoryDaemon.listPageSize - 1), (AccessoryDaemon.listPageSize, AccessoryDaemon.listPageSize),
-        (AccessoryDaemon.listPageSize + 1, AccessoryDaemon.listPageSize + 1), (249, 249), (250, 250), (251, 250), (Int.max, 250),
+        (1, 1), (ControlService.listPageSize - 1, ControlService.listPageSize - 1), (ControlService.listPageSize, ControlService.listPageSize),
+        (ControlService.listPageSize + 1, ControlService.listPageSize + 1), (249, 249), (250, 250), (251, 250), (Int.max, 250),
     ])
     func limit(limit: Int, expected: Int) async throws {
         let directory = try TemporaryDirectory("list-limit")
@@ -62,7 +62,7 @@ struct RespondListTests {
         let accessory = try await Self.start(directory, storing: 250)
         defer { Task { await accessory.stop() } }
         var ids: [String] = []
-        let end = try await accessory.daemon.list(ControlRequest(op: .list, limit: limit)) { ids.append($0.id) }
+        let end = try await accessory.daemon.control.list(ControlRequest(op: .list, limit: limit)) { ids.append($0.id) }
         #expect(end == ControlReply(ok: true, count: expected))
         #expect(ids == (0..<250).reversed().prefix(expected).map { "n\($0)" })
     }
@@ -87,11 +87,11 @@ struct RespondListTests {
         defer { Task { await accessory.stop() } }
         for id in ["n1", "n3"] { #expect(try accessory.daemon.store.removeLocally(source: "com.apple.MobileSMS", id: id, now: Date())) }
         var present: [ListedNotification] = []
-        _ = try await accessory.daemon.list(ControlRequest(op: .list)) { present.append($0) }
+        _ = try await accessory.daemon.control.list(ControlRequest(op: .list)) { present.append($0) }
         #expect(present.map(\.id) == ["n4", "n2", "n0"])
         #expect(present.allSatisfy { !$0.removed })
         var everything: [ListedNotification] = []
-        let end = try await accessory.daemon.list(ControlRequest(op: .list, includeRemoved: true)) { everything.append($0) }
+        let end = try await accessory.daemon.control.list(ControlRequest(op: .list, includeRemoved: true)) { everything.append($0) }
         #expect(end.count == 5)
         #expect(everything.map(\.id) == ["n4", "n3", "n2", "n1", "n0"])
         #expect(everything.filter(\.removed).map(\.id) == ["n3", "n1"])
@@ -128,13 +128,13 @@ struct RespondListTests {
             source: "s", id: "i", app: "a", title: "t", body: String(repeating: "\u{1B}", count: maxControlReplyLineLength / 5),
             actions: [], alerted: false, receivedAt: Date(timeIntervalSince1970: 0)
         )
-        let line = AccessoryDaemon.encode(ControlReply(ok: true, notification: listed))
+        let line = ControlService.encode(ControlReply(ok: true, notification: listed))
         #expect(line.utf8.count <= maxControlReplyLineLength)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let decoded = try decoder.decode(ControlReply.self, from: Data(line.utf8))
         #expect(decoded.notification?.bodyOmitted == true && decoded.notification?.body == nil && decoded.notification?.title == "t")
-        let small = AccessoryDaemon.encode(ControlReply(ok: true, notification: ListedNotification(
+        let small = ControlService.encode(ControlReply(ok: true, notification: ListedNotification(
             source: "s", id: "i", app: "a", title: "t", body: "b", actions: [], alerted: false, receivedAt: Date(timeIntervalSince1970: 0)
         )))
         #expect(!small.contains("bodyOmitted") && small.contains("\"body\":\"b\""))

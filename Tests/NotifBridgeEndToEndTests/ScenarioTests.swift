@@ -40,7 +40,7 @@ final class RestartableAccessory: ScenarioEnvironment {
 
     func observe() async throws -> [ObservedNotification] {
         var observed: [ObservedNotification] = []
-        let end = try await accessory.daemon.list(ControlRequest(op: .list)) {
+        let end = try await accessory.daemon.control.list(ControlRequest(op: .list)) {
             observed.append(ObservedNotification(ref: NotificationRef(source: $0.source, id: $0.id), title: $0.title, body: $0.body, alerted: $0.alerted))
         }
         guard end.ok else { throw PhoneFailure(description: end.message ?? "list failed") }

@@ -1,4 +1,5 @@
 import Foundation
+import NotifBridgeWire
 
 /// Where the repository's test vectors live, found from this file's path so tests need no
 /// bundle resources.
@@ -87,4 +88,30 @@ extension Data {
     }
 
     public var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
+
+extension ChunkLink {
+    /// Two ends of an in-memory link of `kind`: what one end writes, the other reads, chunk by
+    /// chunk. Closing either end finishes both inbound streams.
+    public static func pair(kind: LinkKind, chunkLength: Int = 4096) -> (accessory: ChunkLink, phone: ChunkLink) {
+        let (toAccessory, accessoryInput) = AsyncThrowingStream.makeStream(of: LinkInbound.self, throwing: (any Error).self)
+        let (toPhone, phoneInput) = AsyncThrowingStream.makeStream(of: LinkInbound.self, throwing: (any Error).self)
+        let close: @Sendable () -> Void = {
+            accessoryInput.finish()
+            phoneInput.finish()
+        }
+        func writer(_ input: AsyncThrowingStream<LinkInbound, any Error>.Continuation) -> @Sendable ([[UInt8]]) async throws -> Void {
+            { chunks in
+                for chunk in chunks {
+                    guard case .enqueued = input.yield(.chunk(chunk)) else { throw LinkClosed() }
+                }
+            }
+        }
+        return (
+            ChunkLink(peer: "memory phone", kind: kind, chunkLength: chunkLength, inbound: toAccessory, write: writer(phoneInput), close: close),
+            ChunkLink(peer: "memory accessory", kind: kind, chunkLength: chunkLength, inbound: toPhone, write: writer(accessoryInput), close: close)
+        )
+    }
+
+    public struct LinkClosed: Error {}
 }

@@ -6,12 +6,19 @@ import NotifBridgeAccessoryCore
 import NotifBridgeStore
 import NotifBridgeWire
 
-extension AccessoryDaemon {
+/// The local control socket's requests (`notifbridge respond`): list what is stored, and send
+/// responses, dismissals and removals to the connected iPhone through its connection's loop.
+public struct ControlService: Sendable {
+    let store: AccessoryStore
+    let registry: ConnectionRegistry
+    let presenter: any Presenter
+    let logger: Logger
+
     /// Notifications read from the store at a time while listing: memory stays bounded however
     /// many are stored.
     static let listPageSize = 100
 
-    func serveControl(_ channel: ControlChannel) async {
+    func serve(_ channel: ControlChannel) async {
         do {
             try await channel.executeThenClose { inbound, outbound in
                 for try await line in inbound {
@@ -169,10 +176,7 @@ extension AccessoryDaemon {
 
     /// Hands the event to the newest established iPhone connection and waits until it is sent.
     private func sendToHost(_ event: AccessoryEvent.OneOf_Event) async -> Result<Void, SendFailure> {
-        let target = state.withLock { state in
-            state.connections.values.filter(\.established).max { $0.connectedAt < $1.connectedAt }?.inputs
-        }
-        guard let target else { return .failure("no iPhone is connected; nothing was sent") }
+        guard let target = registry.newestEstablished() else { return .failure("no iPhone is connected; nothing was sent") }
         return await withCheckedContinuation { continuation in
             target.push(.send(event, reply: SendReply(continuation)))
         }

@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeStore
+import NotifBridgeWire
+
+/// Serves one link of any transport until it ends: its own ``AccessoryConnection`` (session,
+/// reassembly, framing) fed from the link, a tick and the control service; the accessory's key,
+/// store and alert pipeline shared with every other link.
+struct ConnectionRunner: Sendable {
+    let configuration: AccessoryConfiguration
+    let keys: KeyRing
+    let store: AccessoryStore
+    let pipeline: AlertPipeline
+    let registry: ConnectionRegistry
+    let gate: LogGate
+    let presenter: any Presenter
+    let logger: Logger
+    /// Partial-message bytes shared by every link.
+    let budget: ReassemblyBudget
+
+    /// How often idle connections are checked for timed-out partial messages.
+    static let tickInterval = Duration.seconds(1)
+
+    enum Outcome { case keepOpen, close }
+
+    func serve(_ link: ChunkLink) async {
+        let peer = link.peer
+        let id = UUID()
+        let inputs = InputQueue<LinkInput>(capacity: configuration.resources.maxQueuedInputs)
+        registry.add(id, inputs: inputs)
+        let (identity, exchange) = keys.snapshot
+        var connection = AccessoryConnection(
+            session: AccessorySession(
+                identity: identity,
+                exchange: exchange.map(AccessorySession.Exchange.init),
+                configuration: configuration.sessionConfiguration(for: link.kind)
+            ),
+            chunkLength: link.chunkLength,
+            budget: budget
+        )
+        // A peer reconnecting in a loop would otherwise print two lines a connection.
+        var announced = false
+        gate.pass(link.origin, .connections) {
+            announced = true
+            presenter.present(.connected(peer: peer))
+            logger.info("host connected", metadata: ["peer": "\(peer)", "link": "\(link.kind.rawValue)"])
+        }
+        do {
+            try await withTaskCancellationHandler {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        defer { inputs.finish() }
+                        for try await item in link.inbound { await inputs.pushWhenRoom(.inbound(item)) }
+                    }
+                    group.addTask {
+                        while true {
+                            try await Task.sleep(for: Self.tickInterval)
+                            inputs.push(.tick)
+                        }
+                    }
+                    defer { group.cancelAll() }
+                    while case let batch = await inputs.takeAll(), !batch.isEmpty {
+                        let outcome = try await handle(batch, on: &connection, link: link)
+                        registry.setEstablished(id, connection.session.isEstablished)
+                        if outcome == .close { return }
+                    }
+                }
+            } onCancel: {
+                link.close()
+            }
+        } catch {
+            gate.pass(link.origin) { logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"]) }
+        }
+        registry.remove(id)
+        inputs.finish()
+        for case .send(_, let reply) in inputs.drain() {
+            reply.finish(.failure("the iPhone disconnected before the message was sent"))
+        }
+        connection.disconnected()
+        if announced {
+            presenter.present(.disconnected(peer: peer))
+            logger.info("host disconnected", metadata: ["peer": "\(peer)"])
+        }
+    }
+
+    /// Handles everything that arrived together. Deliveries wait until the end of the batch and
+    /// are committed in one transaction; their receipts follow that commit.
+    private func handle(_ batch: [LinkInput], on connection: inout AccessoryConnection, link: ChunkLink) async throws -> Outcome {
+        var deliveries: [AccessorySession.Delivery] = []
+        defer { if !deliveries.isEmpty { logger.error("\(deliveries.count) deliveries left unstored when the connection closed") } }
+        for input in batch {
+            let actions: [AccessoryConnection.Action]
+            switch input {
+            case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
+            case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
+            case .inbound(.chunkLength(let length)):
+                connection.setTransportChunkLength(length)
+                continue
+            case .tick:
+                expirePartials(&connection, link: link)
+                if connection.isHelloOverdue(now: .now) {
+                    gate.pass(link.origin) { logger.notice("closing \(link.peer): no Hello within \(configuration.limits.helloTimeout)") }
+                    return try await closing(&deliveries, &connection, link)
+                }
+                continue
+            case .send(let event, let reply):
+                guard let feature = connection.session.currentFeatureID else {
+                    reply.finish(.failure("the iPhone has not completed the key exchange"))
+                    continue
+                }
+                let sealed = connection.seal(event, featureID: feature)
+                let outcome = try await perform(sealed, on: &connection, link: link, deliveries: &deliveries)
+                reply.finish(sealed.isEmpty ? .failure("could not seal the message") : .success(()))
+                if outcome == .close { return try await closing(&deliveries, &connection, link) }
+                continue
+            }
+            if try await perform(actions, on: &connection, link: link, deliveries: &deliveries) == .close {
+                return try await closing(&deliveries, &connection, link)
+            }
+        }
+        try await commit(&deliveries, on: &connection, link: link)
+        return .keepOpen
+    }
+
+    /// Stored events still get their receipts before the connection closes.
+    private func closing(_ deliveries: inout [AccessorySession.Delivery], _ connection: inout AccessoryConnection, _ link: ChunkLink) async throws -> Outcome {
+        try await commit(&deliveries, on: &connection, link: link)
+        return .close
+    }
+
+    /// Carries out actions in order. Deliveries are collected for `commit`, which stores them
+    /// together and only then sends their receipts.
+    private func perform(
+        _ actions: [AccessoryConnection.Action],
+        on connection: inout AccessoryConnection,
+        link: ChunkLink,
+        deliveries: inout [AccessorySession.Delivery]
+    ) async throws -> Outcome {
+        for action in actions {
+            switch action {
+            case .send(let transmission):
+                logger.debug("sending \(transmission.kind) in \(transmission.chunks.count) chunk(s)")
+                try await link.write(transmission.chunks)
+            case .persistExchange(let parameters):
+                try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date())
+                presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
+                logger.info("key exchange \(exchangeHex(parameters.exchangeID)) completed (\(parameters.cipherSuite))")
+            case .resumedExchange(let exchangeID):
+                presenter.present(.keyExchange(suite: configuration.suite.rawValue, exchangeID: exchangeID, resumed: true))
+                logger.info("host resumed key exchange \(exchangeHex(exchangeID))")
+            case .forgetExchange(let exchangeID):
+                keys.forget(exchangeID)
+                try store.forgetExchange(exchangeID)
+            case .replaceIdentity(let key):
+                try keys.replace(with: key)
+                logger.notice("rotated to a fresh \(key.suite.rawValue) key \(hexString(key.keyID)) after a decrypt failure")
+                presenter.present(.resync(reason: "a message did not decrypt"))
+            case .deliver(let delivery):
+                deliveries.append(delivery)
+            case .refused(let error):
+                gate.pass(link.origin) {
+                    logger.warning("refused input from \(link.peer): \(error)")
+                    presenter.present(.refused(detail: error.description))
+                }
+            case .close(let reason):
+                gate.pass(link.origin) { logger.notice("closing the connection from \(link.peer): \(reason)") }
+                return .close
+            }
+        }
+        return .keepOpen
+    }
+
+    /// Has the pipeline store the collected deliveries, then sends their receipts.
+    private func commit(_ deliveries: inout [AccessorySession.Delivery], on connection: inout AccessoryConnection, link: ChunkLink) async throws {
+        guard !deliveries.isEmpty else { return }
+        let batch = deliveries
+        deliveries.removeAll()
+        var replies: [AccessoryConnection.Action] = []
+        for (delivery, result) in zip(batch, pipeline.commit(batch)) {
+            switch result {
+            case .success(let outcome): replies += connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted)
+            case .failure(let error): replies += connection.deliveryFailed("\(error)")
+            }
+        }
+        var none: [AccessorySession.Delivery] = []
+        _ = try await perform(replies, on: &connection, link: link, deliveries: &none)
+    }
+
+    private func expirePartials(_ connection: inout AccessoryConnection, link: ChunkLink) {
+        for id in connection.tick(now: .now) {
+            let detail = "message \(id) from \(link.peer) was incomplete for longer than \(configuration.limits.partialMessageTimeout); dropped"
+            gate.pass(link.origin) {
+                logger.notice("\(detail)")
+                presenter.present(.refused(detail: detail))
+            }
+        }
+    }
+}

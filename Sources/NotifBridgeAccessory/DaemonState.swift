@@ -1,0 +1,134 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeStore
+import NotifBridgeWire
+import Synchronization
+
+/// The accessory's key and the exchange it holds. Every connection starts its session from a
+/// snapshot; a completed exchange or a rotated key replaces them for the connections after it.
+final class KeyRing: Sendable {
+    private struct Keys {
+        var identity: AccessoryPrivateKey
+        var exchange: KeyExchangeParameters?
+    }
+
+    let file: KeyFile
+    private let keys: Mutex<Keys>
+
+    init(file: KeyFile, identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?) {
+        self.file = file
+        keys = Mutex(Keys(identity: identity, exchange: exchange))
+    }
+
+    var identity: AccessoryPrivateKey { keys.withLock { $0.identity } }
+    var snapshot: (identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?) {
+        keys.withLock { ($0.identity, $0.exchange) }
+    }
+
+    /// Holds a completed exchange; returns the key it was made with.
+    func hold(_ exchange: KeyExchangeParameters) -> [UInt8] {
+        keys.withLock { keys in
+            keys.exchange = exchange
+            return keys.identity.keyID
+        }
+    }
+
+    func forget(_ exchangeID: UInt64) {
+        keys.withLock { if $0.exchange?.exchangeID == exchangeID { $0.exchange = nil } }
+    }
+
+    /// Writes the new key (0600) before later connections offer it.
+    func replace(with key: AccessoryPrivateKey) throws {
+        try file.save(key)
+        keys.withLock { $0.identity = key }
+    }
+}
+
+/// Open connections, so that the control service can reach the iPhone: a reply goes to the newest
+/// connection that has completed its key exchange.
+final class ConnectionRegistry: Sendable {
+    private struct Entry {
+        var connectedAt: ContinuousClock.Instant
+        var inputs: InputQueue<LinkInput>
+        var established = false
+    }
+
+    private let entries = Mutex<[UUID: Entry]>([:])
+
+    func add(_ id: UUID, inputs: InputQueue<LinkInput>) {
+        entries.withLock { $0[id] = Entry(connectedAt: .now, inputs: inputs) }
+    }
+
+    func setEstablished(_ id: UUID, _ established: Bool) {
+        entries.withLock { $0[id]?.established = established }
+    }
+
+    func remove(_ id: UUID) {
+        entries.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    /// The input queue of the newest established connection, if any.
+    func newestEstablished() -> InputQueue<LinkInput>? {
+        entries.withLock { entries in
+            entries.values.filter(\.established).max { $0.connectedAt < $1.connectedAt }?.inputs
+        }
+    }
+}
+
+/// Inputs of one connection's loop: chunks, a once-a-second tick, and sealed messages the
+/// control service asks to send.
+enum LinkInput: Sendable {
+    case inbound(LinkInbound)
+    case tick
+    case send(AccessoryEvent.OneOf_Event, reply: SendReply)
+}
+
+/// Log lines and presenter events about what peers do, rationed per origin: a peer that
+/// reconnects or misbehaves in a loop cannot flood the log. Suppressed lines are summarised.
+final class LogGate: Sendable {
+    /// What a rationed line is about; each has its own share per origin.
+    enum Topic: String {
+        case refusals, connections
+    }
+
+    private let throttle: Mutex<LogThrottle>
+
+    init(_ throttle: LogThrottle) {
+        self.throttle = Mutex(throttle)
+    }
+
+    /// Runs `write` unless `origin` has had its share of `topic` lines in the current window.
+    func pass(_ origin: String, _ topic: Topic = .refusals, _ write: () -> Void) {
+        let key = "\(topic.rawValue) from \(origin)"
+        if throttle.withLock({ $0.admit(key, now: .now) }) { write() }
+    }
+
+    func summaries() -> [LogThrottle.Summary] {
+        throttle.withLock { $0.summaries(now: .now) }
+    }
+}
+
+/// Completes a control request waiting for its message to be sent (or refused).
+final class SendReply: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<Void, SendFailure>, Never>?>
+
+    init(_ continuation: CheckedContinuation<Result<Void, SendFailure>, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func finish(_ result: Result<Void, SendFailure>) {
+        continuation.withLock { $0?.resume(returning: result); $0 = nil }
+    }
+
+    /// A request dropped unanswered (its connection closed first) still gets an answer.
+    deinit {
+        finish(.failure("the iPhone disconnected before the message was sent"))
+    }
+}
+
+struct SendFailure: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+    var description: String
+    init(stringLiteral value: String) { description = value }
+    init(_ description: String) { self.description = description }
+}
