@@ -13,6 +13,13 @@ public struct AccessoryConfiguration: Sendable {
     public var suite: CipherSuite
     public var limits: WireLimits
     public var resources: ResourceLimits
+    /// How long a commit waits for more events after the first of a batch (group commit): one
+    /// transaction and one fsync for everything that arrives meanwhile. Receipts wait that much
+    /// longer; zero commits each batch as soon as it has been read.
+    public var commitWindow: Duration
+
+    /// The most a commit may wait for more events.
+    public static let maxCommitWindow = Duration.milliseconds(100)
 
     public init(
         stateDirectory: String,
@@ -20,7 +27,8 @@ public struct AccessoryConfiguration: Sendable {
         port: Int = TCPLink.defaultPort,
         suite: CipherSuite = .xWing,
         limits: WireLimits = .default,
-        resources: ResourceLimits = .init()
+        resources: ResourceLimits = .init(),
+        commitWindow: Duration = .milliseconds(3)
     ) {
         self.stateDirectory = stateDirectory
         self.host = host
@@ -28,6 +36,7 @@ public struct AccessoryConfiguration: Sendable {
         self.suite = suite
         self.limits = limits
         self.resources = resources
+        self.commitWindow = commitWindow
     }
 
     /// What the accessory spends on all its links together, whatever peers send. Each link
@@ -69,6 +78,9 @@ public struct AccessoryConfiguration: Sendable {
     public func validate() throws(Invalid) {
         if isLocalNetwork && suite == .p256 {
             throw Invalid(description: "--suite p256 cannot be used with --host \(host): local-network transports require X-Wing (P-256 is Bluetooth-only)")
+        }
+        guard commitWindow >= .zero, commitWindow <= Self.maxCommitWindow else {
+            throw Invalid(description: "the commit window must be between 0 and \(Self.maxCommitWindow), not \(commitWindow)")
         }
         guard (0...65535).contains(port) else {
             throw Invalid(description: "--port \(port) is not a TCP port (0...65535)")

@@ -62,7 +62,7 @@ struct ConnectionRunner: Sendable {
                     }
                     defer { group.cancelAll() }
                     while case let batch = await inputs.takeAll(), !batch.isEmpty {
-                        let outcome = try await handle(batch, on: &connection, link: link)
+                        let outcome = try await handle(batch, on: &connection, link: link, inputs: inputs)
                         registry.setEstablished(id, connection.session.isEstablished)
                         if outcome == .close { return }
                     }
@@ -85,12 +85,24 @@ struct ConnectionRunner: Sendable {
         }
     }
 
-    /// Handles everything that arrived together. Deliveries wait until the end of the batch and
-    /// are committed in one transaction; their receipts follow that commit.
-    private func handle(_ batch: [LinkInput], on connection: inout AccessoryConnection, link: ChunkLink) async throws -> Outcome {
+    /// Handles everything that arrived together, and what arrives within the commit window
+    /// after a batch with deliveries in it. Deliveries wait until then and are committed in one
+    /// transaction; their receipts follow that commit.
+    private func handle(_ batch: [LinkInput], on connection: inout AccessoryConnection, link: ChunkLink, inputs: InputQueue<LinkInput>) async throws -> Outcome {
         var deliveries: [AccessorySession.Delivery] = []
         defer { if !deliveries.isEmpty { logger.error("\(deliveries.count) deliveries left unstored when the connection closed") } }
-        for input in batch {
+        var pending = batch[...]
+        var waited = false
+        while true {
+            if pending.isEmpty {
+                guard !deliveries.isEmpty, !waited, configuration.commitWindow > .zero else { break }
+                waited = true
+                // Cancelled (shutting down): commit what was read rather than drop it.
+                try? await Task.sleep(for: configuration.commitWindow)
+                pending = inputs.takeAvailable()[...]
+                continue
+            }
+            let input = pending.removeFirst()
             let actions: [AccessoryConnection.Action]
             switch input {
             case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
@@ -131,18 +143,30 @@ struct ConnectionRunner: Sendable {
     }
 
     /// Carries out actions in order. Deliveries are collected for `commit`, which stores them
-    /// together and only then sends their receipts.
+    /// together and only then sends their receipts. Messages that follow one another go to the
+    /// link in one write (a batch's receipts: one wake-up of the transport, not one each).
     private func perform(
         _ actions: [AccessoryConnection.Action],
         on connection: inout AccessoryConnection,
         link: ChunkLink,
         deliveries: inout [AccessorySession.Delivery]
     ) async throws -> Outcome {
+        var unsent: [[UInt8]] = []
+        func flush() async throws {
+            guard !unsent.isEmpty else { return }
+            defer { unsent.removeAll() }
+            try await link.write(unsent)
+        }
         for action in actions {
-            switch action {
-            case .send(let transmission):
+            if case .send(let transmission) = action {
                 logger.debug("sending \(transmission.kind) in \(transmission.chunks.count) chunk(s)")
-                try await link.write(transmission.chunks)
+                unsent += transmission.chunks
+                continue
+            }
+            try await flush()
+            switch action {
+            case .send:
+                continue
             case .persistExchange(let parameters):
                 try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date())
                 presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
@@ -169,6 +193,7 @@ struct ConnectionRunner: Sendable {
                 return .close
             }
         }
+        try await flush()
         return .keepOpen
     }
 

@@ -84,6 +84,18 @@ final class InputQueue<Element: Sendable>: Sendable {
         }
     }
 
+    /// Everything queued now, without waiting; empty if nothing is.
+    func takeAvailable() -> [Element] {
+        state.withLock { state in
+            defer {
+                state.items.removeAll(keepingCapacity: true)
+                state.roomWaiter?.resume()
+                state.roomWaiter = nil
+            }
+            return state.items
+        }
+    }
+
     /// What was queued but never taken (to answer pending requests when a connection ends).
     func drain() -> [Element] {
         state.withLock { state in

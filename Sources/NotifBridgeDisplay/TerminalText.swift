@@ -19,6 +19,11 @@
 /// With the default one-line `lineBreak` the result is a fixed point: passing it through again
 /// changes nothing (so relaying already safe lines is harmless).
 public func terminalSafe(_ text: String, lineBreak: String = " ") -> String {
+    // Most text needs nothing done: one read-only pass instead of building a copy.
+    if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) })
+        || text.unicodeScalars.allSatisfy({ if case .plain = TerminalScalar($0) { true } else { false } }) {
+        return text
+    }
     var output = String.UnicodeScalarView()
     var open: [BidiScope] = []
     var scalars = text.unicodeScalars[...]

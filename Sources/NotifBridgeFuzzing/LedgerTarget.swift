@@ -183,6 +183,12 @@ private struct LedgerModel {
             preconditionFailure("listing records: \(error)")
         }
         precondition(records.count == entries.count, "store holds \(records.count) records, the rules \(entries.count)")
+        do {
+            let totals = try store.retentionTotals()
+            precondition(totals.kept == totals.counted, "retention's running totals \(totals.kept) differ from a fresh count \(totals.counted)")
+        } catch {
+            preconditionFailure("reading the totals: \(error)")
+        }
         for record in records {
             let key = Key(record.notification.id)
             let state = Entry(state: LedgerState(revision: record.revision, removed: record.removed), alerted: record.alerted)

@@ -67,11 +67,16 @@ extension AccessoryStore {
         return results
     }
 
-    /// The record as it stands after retention ran (it may have been pruned).
+    /// The outcome without its record if retention just pruned that record.
     private static func refreshed(_ outcome: ApplyOutcome, db: Database) throws -> ApplyOutcome {
         guard let record = outcome.record else { return outcome }
+        let kept = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM notification WHERE source_id = ? AND notification_id = ?"),
+            arguments: [record.sourceIdentifier, record.notificationIdentifier]
+        ) != nil
+        guard !kept else { return outcome }
         var refreshed = outcome
-        refreshed.record = try fetch(db, source: record.sourceIdentifier, id: record.notificationIdentifier)
+        refreshed.record = nil
         return refreshed
     }
 
@@ -95,28 +100,45 @@ extension AccessoryStore {
         case .remove(let remove): notification = WireNotification.with { $0.id = remove.id }
         case .removeAll, nil: notification = nil
         }
-        let existing = try notification.flatMap { try fetch(db, source: $0.id.sourceIdentifier, id: $0.id.notificationIdentifier) }
+        let existing = try notification.flatMap { try ledgerState(db, of: $0.id) }
         let plan = AlertPlanner.plan(
             event.event, at: revision,
-            existing: existing.map { LedgerState(revision: $0.revision, removed: $0.removed) },
+            existing: existing,
             removeAllWatermark: try watermark(db),
             conditions: conditions, burst: burst
         )
-        guard plan.stores else { return ApplyOutcome(plan: plan, record: existing) }
+        guard plan.stores else {
+            return ApplyOutcome(plan: plan, record: try notification.flatMap { try fetch(db, source: $0.id.sourceIdentifier, id: $0.id.notificationIdentifier) })
+        }
         guard let notification else {
             return ApplyOutcome(plan: plan, record: nil, removedCount: try removeAll(at: revision, now: now, db: db))
         }
         var alerting: WireAlertingContext?
         if case .add(let add) = event.event { alerting = add.alerting }
-        try write(plan, notification: notification, alerting: alerting, existing: existing, revision: revision, now: now, db: db)
+        try write(plan, notification: notification, alerting: alerting, exists: existing != nil, revision: revision, now: now, db: db)
+        if plan.ledger == .insert {
+            // Exactly what was written; reading it back would decode it all again.
+            return ApplyOutcome(plan: plan, record: StoredNotification(
+                notification: notification, alerting: alerting, removed: false, revision: revision,
+                receivedAt: now, updatedAt: now, alertDecision: plan.decision
+            ))
+        }
         return ApplyOutcome(plan: plan, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+    }
+
+    /// The ledger's view of a stored record: its revision and whether it was removed.
+    private static func ledgerState(_ db: Database, of id: WireNotificationID) throws -> LedgerState? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT rev_epoch, rev_seq, removed FROM notification WHERE source_id = ? AND notification_id = ?"),
+            arguments: [id.sourceIdentifier, id.notificationIdentifier]
+        ).map { LedgerState(revision: Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64)), removed: $0["removed"]) }
     }
 
     private static func write(
         _ plan: AlertPlan,
         notification: WireNotification,
         alerting: WireAlertingContext?,
-        existing: StoredNotification?,
+        exists: Bool,
         revision: Revision,
         now: Date,
         db: Database
@@ -126,10 +148,16 @@ extension AccessoryStore {
         case .ignore:
             break
         case .insert:
+            // An upsert, not INSERT OR REPLACE: a replacing delete fires no delete trigger, and the
+            // running totals (migration v4) would count the record twice.
             try db.execute(cached: """
-                    INSERT OR REPLACE INTO notification
+                    INSERT INTO notification
                     (source_id, notification_id, payload, alerting, removed, rev_epoch, rev_seq, received_at, updated_at, alert_decision)
                     VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+                    ON CONFLICT (source_id, notification_id) DO UPDATE SET
+                    payload = excluded.payload, alerting = excluded.alerting, removed = 0, rev_epoch = excluded.rev_epoch,
+                    rev_seq = excluded.rev_seq, received_at = excluded.received_at, updated_at = excluded.updated_at,
+                    alert_decision = excluded.alert_decision
                     """,
                 arguments: StatementArguments(key + [
                     try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
@@ -141,7 +169,7 @@ extension AccessoryStore {
             try db.execute(cached: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
                 arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
             )
-        case .markRemoved where existing == nil:
+        case .markRemoved where !exists:
             try db.execute(cached: """
                     INSERT INTO notification
                     (source_id, notification_id, payload, alerting, removed, rev_epoch, rev_seq, received_at, updated_at)

@@ -93,6 +93,28 @@ public final class AccessoryStore: Sendable {
             )
             try db.execute(sql: "ALTER TABLE notification DROP COLUMN alerted")
         }
+        // Retention ran an aggregate over the whole table (and a sort, once over a limit) on
+        // every commit. Totals kept by triggers and an index in age order make it O(log n).
+        migrator.registerMigration("v4: running totals and an age index for retention") { db in
+            try db.create(index: "notification_by_age", on: "notification", columns: ["received_at"])
+            try db.execute(sql: """
+                CREATE TABLE notification_totals (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    count INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL
+                );
+                INSERT INTO notification_totals SELECT 1, COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM notification;
+                CREATE TRIGGER notification_totals_insert AFTER INSERT ON notification BEGIN
+                    UPDATE notification_totals SET count = count + 1, bytes = bytes + LENGTH(NEW.payload) WHERE id = 1;
+                END;
+                CREATE TRIGGER notification_totals_delete AFTER DELETE ON notification BEGIN
+                    UPDATE notification_totals SET count = count - 1, bytes = bytes - LENGTH(OLD.payload) WHERE id = 1;
+                END;
+                CREATE TRIGGER notification_totals_update AFTER UPDATE OF payload ON notification BEGIN
+                    UPDATE notification_totals SET bytes = bytes - LENGTH(OLD.payload) + LENGTH(NEW.payload) WHERE id = 1;
+                END;
+                """)
+        }
         return migrator
     }
 
@@ -147,8 +169,11 @@ public final class AccessoryStore: Sendable {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
+    /// One encoder for every commit: making one costs more than encoding a decision.
+    private static let decisionEncoder = JSONEncoder()
+
     static func encodeDecision(_ decision: AlertDecision) throws -> String {
-        String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
+        String(decoding: try decisionEncoder.encode(decision), as: UTF8.self)
     }
 
     static func record(_ row: Row) throws -> StoredNotification {

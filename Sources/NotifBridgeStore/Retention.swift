@@ -26,32 +26,44 @@ public struct Retention: Codable, Sendable, Hashable {
     }
 
     /// Deletes what is over the limits, oldest first, inside the caller's transaction, and
-    /// says whether anything went. Every commit runs it, so the common case (within every
-    /// limit) costs one aggregate pass and no sort.
+    /// says whether anything went. Every commit runs it: the totals come from the row that
+    /// triggers keep (migration v4) and the oldest record from the age index, so a check costs
+    /// two index lookups and pruning k records costs O(k log n), however many are stored.
     @discardableResult
     func enforce(_ db: Database, now: Date) throws -> Bool {
         let cutoff = now.addingTimeInterval(-maxAgeDays * 86_400)
-        if let totals = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes, MIN(received_at) AS oldest FROM notification")) {
-            let (count, bytes, oldest): (Int, Int, Date?) = (totals["count"], totals["bytes"], totals["oldest"])
-            if count <= maxCount, bytes <= maxBytes, oldest.map({ $0 >= cutoff }) ?? true {
-                return false
-            }
+        let (count, bytes) = try totals(db)
+        let oldest = try Date.fetchOne(db.cachedStatement(sql: "SELECT MIN(received_at) FROM notification"))
+        guard count > maxCount || bytes > maxBytes || oldest.map({ $0 < cutoff }) == true else { return false }
+        let doomed = try oldestOverLimits(db, count: count, bytes: bytes)
+        try db.execute(cached: "DELETE FROM notification WHERE received_at < ?", arguments: [cutoff])
+        for rowid in doomed {
+            try db.execute(cached: "DELETE FROM notification WHERE rowid = ?", arguments: [rowid])
         }
-        try db.execute(sql: "DELETE FROM notification WHERE received_at < ?", arguments: [cutoff])
-        try db.execute(
-            sql: "DELETE FROM notification WHERE rowid IN (SELECT rowid FROM notification ORDER BY received_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
-            arguments: [maxCount]
-        )
-        guard let total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM notification"), total > maxBytes else { return true }
-        // Walk from the oldest, deleting until the rest fits.
-        var excess = total - maxBytes
-        let oldest = try Row.fetchCursor(db, sql: "SELECT rowid, LENGTH(payload) AS size FROM notification ORDER BY received_at ASC, rowid ASC")
-        var doomed: [Int64] = []
-        while excess > 0, let row = try oldest.next() {
-            doomed.append(row["rowid"])
-            excess -= row["size"] as Int
-        }
-        try db.execute(sql: "DELETE FROM notification WHERE rowid IN (\(doomed.map(String.init).joined(separator: ",")))")
         return true
+    }
+
+    /// The oldest records (by age, then by insertion for records of one batch) whose deletion
+    /// brings the count and the bytes within the limits. The cursor ends before anything is deleted.
+    private func oldestOverLimits(_ db: Database, count: Int, bytes: Int) throws -> [Int64] {
+        var (count, bytes) = (count, bytes)
+        let oldestFirst = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT rowid, LENGTH(payload) AS size FROM notification ORDER BY received_at ASC, rowid ASC")
+        )
+        var doomed: [Int64] = []
+        while count > maxCount || bytes > maxBytes, let row = try oldestFirst.next() {
+            doomed.append(row["rowid"])
+            count -= 1
+            bytes -= row["size"] as Int
+        }
+        return doomed
+    }
+
+    /// How many records are stored and their serialised bytes, as the triggers keep them.
+    func totals(_ db: Database) throws -> (count: Int, bytes: Int) {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count, bytes FROM notification_totals WHERE id = 1")) else {
+            return (0, 0)
+        }
+        return (row["count"], row["bytes"])
     }
 }

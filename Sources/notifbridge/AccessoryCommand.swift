@@ -54,6 +54,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "TCP connections served at once; further ones are closed as they arrive.")
     var maxConnections: Int = AccessoryConfiguration.ResourceLimits().maxConnections
 
+    @Option(help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100).")
+    var commitWindow: Int = 3
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -62,7 +65,7 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw CommandFailure("--max-connections must be 1...\(AccessoryCommand.maxConnectionsLimit), not \(maxConnections)")
         }
         let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite,
-                                                   resources: .init(maxConnections: maxConnections))
+                                                   resources: .init(maxConnections: maxConnections), commitWindow: .milliseconds(commitWindow))
         let daemon: AccessoryDaemon
         do {
             let policy = try loadPolicy(config, stateDirectory: state)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
@@ -193,5 +194,39 @@ struct EndToEndTests {
         }
         try AccessoryConfiguration(stateDirectory: "/nonexistent", host: "0.0.0.0", suite: .xWing).validate()
         try AccessoryConfiguration(stateDirectory: "/nonexistent", host: "127.0.0.1", suite: .p256).validate()
+    }
+
+    @Test("The commit window: 0 and the maximum are taken, one past either end is refused", arguments: [
+        (Duration.zero, true), (.milliseconds(-1), false), (AccessoryConfiguration.maxCommitWindow, true),
+        (AccessoryConfiguration.maxCommitWindow + .milliseconds(1), false),
+    ])
+    func commitWindowBounds(window: Duration, valid: Bool) {
+        let configuration = AccessoryConfiguration(stateDirectory: "/nonexistent", commitWindow: window)
+        #expect((try? configuration.validate()) != nil ? valid : !valid)
+    }
+
+    /// Events that arrive within the window share one commit; each still gets its receipt only
+    /// once it is stored, with no window and with the longest.
+    @Test("Every event is stored and acknowledged with no commit window and with the longest", arguments: [Duration.zero, AccessoryConfiguration.maxCommitWindow])
+    func commitWindowDelivery(window: Duration) async throws {
+        let directory = try TemporaryDirectory("window")
+        defer { directory.remove() }
+        let presenter = RecordingPresenter()
+        let daemon = try AccessoryDaemon(
+            configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0, commitWindow: window),
+            policy: .unlimitedBursts,
+            presenter: presenter,
+            logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let (accessoryEnd, phoneEnd) = ChunkLink.pair(kind: .loopback)
+        let serving = Task { await daemon.serve(accessoryEnd) }
+        let (receipts, _) = try await PhoneConnection.run(over: phoneEnd, session: TestPhone.session()) { connection in
+            try await connection.waitUntilEstablished()
+            return try await TestPhone.forward((1...20).map { .add(TestPhone.note("w\($0)"), .standard) }, over: connection)
+        }
+        phoneEnd.close()
+        await serving.value
+        #expect(receipts.count == 20 && receipts.values.allSatisfy(\.stored))
+        #expect(try daemon.store.notifications().count == 20)
     }
 }

@@ -282,6 +282,37 @@ struct RetentionTests {
         #expect(try store.notifications().map(\.notificationIdentifier) == ["n3", "n2"])
     }
 
+    /// The totals retention reads are kept by triggers (no aggregate over the table per commit);
+    /// every kind of write must keep them equal to a fresh count, and the limits must hold.
+    @Test("Running totals match a fresh count after any mix of writes, and the limits hold", arguments: [1, 2, 3])
+    func runningTotals(seed: UInt64) throws {
+        let directory = try TemporaryDirectory("retention")
+        defer { directory.remove() }
+        let retention = Retention(maxCount: 6, maxBytes: 1500)
+        let store = try open(directory, retention)
+        var random = SeededGenerator(seed: seed)
+        let start = Date()
+        var burst = BurstLimiter(limit: .unlimited)
+        for sequence in UInt64(1)...300 {
+            let id = "n\(Int.random(in: 0..<10, using: &random))"
+            let body = String(repeating: "b", count: Int.random(in: 0...400, using: &random))
+            let operation: HostOperation = switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5: .add(HostNotification(source: "s", id: id, sourceName: "S", body: body), .standard)
+            case 5..<7: .update(HostNotification(source: "s", id: id, sourceName: "S", body: body))
+            case 7..<9: .remove(source: "s", id: id)
+            default: .removeAll
+            }
+            var event = HostEvent()
+            event.sequence = sequence
+            event.event = try DataProvider.event(for: operation, now: start)
+            _ = try store.apply(event, exchangeID: exchange.exchangeID, now: start.addingTimeInterval(Double(sequence)), conditions: .noon(), burst: &burst)
+            if sequence % 7 == 0 { try store.removeLocally(source: "s", id: id, now: start) }
+            let totals = try store.retentionTotals()
+            #expect(totals.kept == totals.counted, "after event \(sequence)")
+            #expect(totals.counted[0] <= retention.maxCount && totals.counted[1] <= retention.maxBytes, "after event \(sequence)")
+        }
+    }
+
     @Test("Age: older than the limit is dropped, the limit itself is kept")
     func age() throws {
         let directory = try TemporaryDirectory("retention")

@@ -3,7 +3,7 @@ import GRDB
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
-import NotifBridgeStore
+@_spi(Fuzzing) import NotifBridgeStore
 import NotifBridgeTestSupport
 import NotifBridgeWire
 import Testing
@@ -63,6 +63,9 @@ struct StoreMigrationTests {
         let columns = try DatabaseQueue(path: path).read { try $0.columns(in: "notification").map(\.name) }
         #expect(!columns.contains("alerted"))
         #expect(columns.contains("alert_decision"))
+        // v4 counted what was there into the running totals retention reads.
+        let totals = try store.retentionTotals()
+        #expect(totals.kept == totals.counted && totals.kept[0] == 4)
 
         // The migrated store takes new events as usual.
         let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 1, count: 32))

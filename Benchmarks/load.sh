@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# End-to-end load over loopback TCP with the release build: starts an accessory on a fresh state
+# directory, has the simulated iPhone forward COUNT notifications at RATE per second (0: unpaced),
+# and prints the phone's summary beside the accessory's CPU time (user + system, from
+# /proc/PID/stat) per acknowledged notification and its peak and final RSS.
+#
+#   Benchmarks/load.sh [--count N] [--rate R] [--retain N] [--commit-window MS] [--restart] [--keep DIR]
+#
+# --retain sets the store's retention count (the default policy keeps 2000, so a longer run
+# prunes as it goes); --commit-window is the accessory's (default 3 ms).
+# --restart also restarts the accessory on the filled store and reports its RSS once it listens
+# and after one more notification (the "RSS after a restart with N stored" figure).
+# The state directory goes under $TMPDIR (default /var/tmp, a real disk: tmpfs has no fsync cost).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+count=20000 rate=3000 restart=0 keep="" retain="" window=3
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --count) count=$2; shift 2 ;;
+        --rate) rate=$2; shift 2 ;;
+        --retain) retain=$2; shift 2 ;;
+        --commit-window) window=$2; shift 2 ;;
+        --restart) restart=1; shift ;;
+        --keep) keep=$2; shift 2 ;;
+        *) echo "usage: $0 [--count N] [--rate R] [--retain N] [--commit-window MS] [--restart] [--keep DIR]" >&2; exit 2 ;;
+    esac
+done
+
+swift build -c release --product notifbridge >/dev/null
+bin=.build/release/notifbridge
+state=${keep:-$(mktemp -d "${TMPDIR:-/var/tmp}/nb-load.XXXXXX")}
+if [[ -n "$retain" ]]; then
+    mkdir -p "$state" && chmod 700 "$state"
+    echo "{\"retention\": {\"maxCount\": $retain}}" >"$state/policy.json"
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+accessory=""
+cleanup() {
+    [[ -n "$accessory" ]] && kill "$accessory" 2>/dev/null && wait "$accessory" 2>/dev/null
+    [[ -z "$keep" ]] && rm -rf "$state"
+    return 0
+}
+trap cleanup EXIT
+
+clock_ticks=$(getconf CLK_TCK)
+# utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+peak_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
+
+start_accessory() {
+    "$bin" accessory --state "$state" --port "$port" --commit-window "$window" >"$state.log" 2>&1 &
+    accessory=$!
+    for _ in $(seq 100); do
+        (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the accessory did not start; its log:" >&2
+    cat "$state.log" >&2
+    exit 1
+}
+
+start_accessory
+before=$(cpu_ticks "$accessory")
+summary=$("$bin" phone load --port "$port" --count "$count" --rate "$rate" | tail -2)
+after=$(cpu_ticks "$accessory")
+echo "$summary"
+acknowledged=$(sed -n 's/.* \([0-9]*\) acknowledged.*/\1/p' <<<"$summary" | head -1)
+awk -v t=$((after - before)) -v hz="$clock_ticks" -v n="${acknowledged:-0}" 'BEGIN {
+    if (n > 0) printf "accessory CPU: %.2f s for %d notifications = %.1f µs per notification\n", t / hz, n, t / hz / n * 1e6
+}'
+echo "accessory RSS: $(( $(rss_kb "$accessory") / 1024 )) MB now, $(( $(peak_kb "$accessory") / 1024 )) MB peak"
+
+if [[ $restart == 1 ]]; then
+    kill "$accessory"; wait "$accessory" 2>/dev/null || true
+    start_accessory
+    echo "after a restart with $acknowledged stored: RSS $(( $(rss_kb "$accessory") / 1024 )) MB listening"
+    "$bin" phone load --port "$port" --count 1 >/dev/null
+    echo "after a restart with $acknowledged stored: RSS $(( $(rss_kb "$accessory") / 1024 )) MB after one more, $(( $(peak_kb "$accessory") / 1024 )) MB peak"
+fi
