@@ -1,13 +1,23 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-/// Targets are split where the dependency set changes: the wire and core layers have no IO,
-/// the store owns SQLite, the TCP link owns sockets, and only the executable wires them together.
+/// Targets are split where the dependency set changes, and grouped under `Sources/` by layer and
+/// side: `Protocol` (what both sides share, no IO), `Accessory` and `Phone` (each a core with no
+/// IO, then what does IO), `Transports` (sockets and D-Bus) and `Tools` (the command line,
+/// vectors, fuzzing, child processes). A target declares every module it imports;
+/// `scripts/check-imports.py` checks that in CI.
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
+
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let nioEmbedded = Target.Dependency.product(name: "NIOEmbedded", package: "swift-nio")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 let package = Package(
     name: "NotifBridge",
@@ -32,29 +42,65 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // Layer 1: framing, limits, GATT profile and the protobuf schema. No IO.
+        // MARK: Protocol: shared by both sides, no IO.
+
+        // Framing, limits, the GATT profile, the link abstraction and the protobuf schema.
         .target(
             name: "NotifBridgeWire",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Sources/Protocol/NotifBridgeWire",
             exclude: ["Proto/README.md", "Proto/notifbridge.proto", "Proto/notifbridge.options"],
             swiftSettings: swiftSettings
         ),
-        // Layer 2: HPKE recipient/sender and AES-GCM exactly as the platform does it.
+        // HPKE recipient and sender, and AES-GCM, exactly as the platform does them.
         .target(
             name: "NotifBridgeCrypto",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [crypto],
+            path: "Sources/Protocol/NotifBridgeCrypto",
             swiftSettings: swiftSettings
         ),
-        // Layer 3: accessory session state machine, notification ledger rules. No IO.
+
+        // MARK: Accessory
+
+        // The session state machine, the ledger rules and the alert planner. No IO.
         .target(
             name: "NotifBridgeAccessoryCore",
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            path: "Sources/Accessory/NotifBridgeAccessoryCore",
             swiftSettings: swiftSettings
         ),
-        // Layer 4: the iPhone side: emulated iOS system and the extensions' portable logic. No IO.
+        // Text for small screens and terminals: grapheme-safe cutting and wrapping. No IO.
+        .target(
+            name: "NotifBridgeDisplay",
+            path: "Sources/Accessory/NotifBridgeDisplay",
+            swiftSettings: swiftSettings
+        ),
+        // The SQLite store (GRDB) and the 0600 key file.
+        .target(
+            name: "NotifBridgeStore",
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeWire", "NotifBridgeCrypto", grdb],
+            path: "Sources/Accessory/NotifBridgeStore",
+            swiftSettings: swiftSettings
+        ),
+        // The daemon: link sources, a connection runner per link, the alert pipeline, the
+        // control service, presenters and alert sinks.
+        .target(
+            name: "NotifBridgeAccessory",
+            dependencies: [
+                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
+                "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging,
+            ],
+            path: "Sources/Accessory/NotifBridgeAccessory",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Phone: the simulated iPhone.
+
+        // The emulated iOS system and the three extensions' portable logic. No IO.
         .target(
             name: "NotifBridgeHostCore",
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            path: "Sources/Phone/NotifBridgeHostCore",
             swiftSettings: swiftSettings
         ),
         // Scenario files (YAML): a timeline for the simulated iPhone and what the accessory must
@@ -62,16 +108,37 @@ let package = Package(
         .target(
             name: "NotifBridgeScenario",
             dependencies: ["NotifBridgeHostCore", .product(name: "Yams", package: "Yams")],
+            path: "Sources/Phone/NotifBridgeScenario",
             swiftSettings: swiftSettings
         ),
-        // Text for small screens: grapheme-safe cutting and wrapping to display profiles. No IO.
+        // The phone's connection over any link, the forwarder and the scenario player.
         .target(
-            name: "NotifBridgeDisplay",
+            name: "NotifBridgeHost",
+            dependencies: [
+                "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
+                "NotifBridgeHooks", nioCore, logging,
+            ],
+            path: "Sources/Phone/NotifBridgeHost",
             swiftSettings: swiftSettings
         ),
-        // User hooks (a command per alert, JSON on stdin) and desktop notifications.
+
+        // MARK: Transports
+
+        // The TCP link (SwiftNIO), carrying length-prefixed chunks.
+        .target(
+            name: "NotifBridgeTCP",
+            dependencies: ["NotifBridgeWire", nioCore, nioPosix],
+            path: "Sources/Transports/NotifBridgeTCP",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tools
+
+        // Child processes: user hooks (a command per alert, JSON on stdin), service extensions
+        // and desktop notifications, each bounded in time and output.
         .target(
             name: "NotifBridgeHooks",
+            path: "Sources/Tools/NotifBridgeHooks",
             swiftSettings: swiftSettings
         ),
         // The notification corpus, embedded from Fixtures/corpus (the files the tests read) so
@@ -89,58 +156,20 @@ let package = Package(
         .target(
             name: "NotifBridgeVectors",
             dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire"],
+            path: "Sources/Tools/NotifBridgeVectors",
             swiftSettings: swiftSettings
         ),
-        // Layer 5: SQLite (GRDB) store and the 0600 key file.
-        .target(
-            name: "NotifBridgeStore",
-            dependencies: [
-                "NotifBridgeAccessoryCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // Layer 6: the TCP link (SwiftNIO), carrying length-prefixed chunks.
-        .target(
-            name: "NotifBridgeTCP",
-            dependencies: [
-                "NotifBridgeWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // Layer 7: runtimes that drive the cores over a link, plus presenters.
-        .target(
-            name: "NotifBridgeAccessory",
-            dependencies: [
-                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeTCP", "NotifBridgeDisplay", "NotifBridgeHooks",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "NotifBridgeHost",
-            dependencies: [
-                "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeTCP", "NotifBridgeHooks",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+        // The command line: wires the accessory, the phone and a transport together.
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
+                "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "NotifBridgeBenchmarks",
-            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore", "NotifBridgeTCP"],
-            path: "Benchmarks/NotifBridgeBenchmarks",
+            path: "Sources/Tools/notifbridge",
             swiftSettings: swiftSettings
         ),
         // What each fuzz harness does with one input. Here rather than in FuzzTesting/ so that
@@ -150,12 +179,20 @@ let package = Package(
             dependencies: [
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore",
                 "NotifBridgeTCP", "NotifBridgeAccessory", "NotifBridgeScenario", "NotifBridgeDisplay",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                crypto, nioCore, nioEmbedded,
             ],
+            path: "Sources/Tools/NotifBridgeFuzzing",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "NotifBridgeBenchmarks",
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore", "NotifBridgeTCP", "NotifBridgeWire", "NotifBridgeCrypto"],
+            path: "Benchmarks/NotifBridgeBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+
         .target(
             name: "NotifBridgeTestSupport",
             dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
@@ -169,24 +206,17 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeCryptoTests",
-            dependencies: [
-                "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeAccessoryCore", "NotifBridgeVectors", "NotifBridgeTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeAccessoryCore", "NotifBridgeVectors", "NotifBridgeTestSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "NotifBridgeAccessoryCoreTests",
-            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "NotifBridgeTCPTests",
-            dependencies: [
-                "NotifBridgeTCP", "NotifBridgeWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
+            dependencies: ["NotifBridgeTCP", "NotifBridgeWire", nioCore, nioEmbedded],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -205,9 +235,9 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeStoreTests",
             dependencies: [
-                "NotifBridgeStore", "NotifBridgeHostCore", "NotifBridgeTestSupport",
+                "NotifBridgeStore", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport",
                 // To write stores in the layouts of earlier versions.
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
             ],
             swiftSettings: swiftSettings
         ),
@@ -229,12 +259,9 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeScenario", "NotifBridgeTestSupport",
-                "NotifBridgeWire",
-                .product(name: "Logging", package: "swift-log"),
-                "NotifBridgeDisplay",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
+                "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
+                logging, nioCore, nioEmbedded,
             ],
             swiftSettings: swiftSettings
         ),
@@ -249,17 +276,21 @@ package.targets += [
     // building needs no libsystemd-dev, and only D-Bus needs the library.
     .target(
         name: "CSystemdBus",
+        path: "Sources/Transports/CSystemdBus",
         linkerSettings: [.linkedLibrary("dl")]
     ),
     // Typed D-Bus values, message coding, and a connection that owns one bus thread.
     .target(
         name: "NotifBridgeDBus",
         dependencies: ["CSystemdBus"],
+        path: "Sources/Transports/NotifBridgeDBus",
         swiftSettings: swiftSettings
     ),
+    // The GATT peripheral (the accessory's side) and central (the phone's), over BlueZ.
     .target(
         name: "NotifBridgeBLE",
-        dependencies: ["NotifBridgeDBus", "NotifBridgeWire", .product(name: "Logging", package: "swift-log")],
+        dependencies: ["NotifBridgeDBus", "NotifBridgeWire", logging],
+        path: "Sources/Transports/NotifBridgeBLE",
         swiftSettings: swiftSettings
     ),
     // A private dbus-daemon per test, so bus tests never touch the machine's buses.
@@ -276,7 +307,7 @@ package.targets += [
     ),
     .testTarget(
         name: "NotifBridgeBLETests",
-        dependencies: ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", .product(name: "Logging", package: "swift-log")],
+        dependencies: ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", logging],
         swiftSettings: swiftSettings
     ),
 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes FuzzTesting/Corpus/<target>/ from the repository's own inputs, deterministically:
 the golden vectors (Tests/Vectors/golden-v1.json), Fixtures/apns, Scenarios/*.yaml and the
-Examples policy. Input layouts are FuzzTarget's (Sources/NotifBridgeFuzzing): records are
+Examples policy. Input layouts are FuzzTarget's (Sources/Tools/NotifBridgeFuzzing): records are
 tag(1) | length(2, little-endian) | body.
 
     FuzzTesting/make-seeds.py            # rewrite the corpus

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/NotifBridgeWire/Generated/notifbridge.pb.swift from the .proto.
+# Regenerates Sources/Protocol/NotifBridgeWire/Generated/notifbridge.pb.swift from the .proto.
 # Needs protoc (apt-get install protobuf-compiler). Builds protoc-gen-swift from the
 # swift-protobuf version SwiftPM resolved for this package.
 set -euo pipefail
@@ -9,6 +9,6 @@ checkout=.build/checkouts/swift-protobuf
 swift build -c release --product protoc-gen-swift --package-path "$checkout" --scratch-path .build-protoc
 protoc --plugin=protoc-gen-swift=.build-protoc/release/protoc-gen-swift \
     --swift_opt=Visibility=Public \
-    --swift_out=Sources/NotifBridgeWire/Generated \
-    -I Sources/NotifBridgeWire/Proto Sources/NotifBridgeWire/Proto/notifbridge.proto
-echo "regenerated Sources/NotifBridgeWire/Generated/notifbridge.pb.swift"
+    --swift_out=Sources/Protocol/NotifBridgeWire/Generated \
+    -I Sources/Protocol/NotifBridgeWire/Proto Sources/Protocol/NotifBridgeWire/Proto/notifbridge.proto
+echo "regenerated Sources/Protocol/NotifBridgeWire/Generated/notifbridge.pb.swift"

@@ -184,7 +184,7 @@ public enum ScenarioFile {
         var expect = Expectations()
         for item in try list(fields["present"], "present") {
             let detail = item.mapping
-            if let detail {
+            if detail != nil {
                 _ = try mapping(item, "present entry", allowed: ["id", "source", "title", "body"])
             }
             expect.present.append(.init(

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Every module a target imports must be one it declares in Package.swift.
+
+SwiftPM lets a target import any module that is built before it, so an undeclared import
+compiles until the dependency graph changes. This reads the manifest as SwiftPM resolves it
+(`swift package dump-package`), scans each target's Swift files for imports, and lists every
+import of a package module or product the target does not declare. Modules that come with the
+toolchain (Foundation, Synchronization, Testing, ...) are not declared in a manifest, so they
+are skipped. Exit status 1 if anything is undeclared.
+
+    scripts/check-imports.py [PACKAGE_DIR]
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+TOOLCHAIN = {
+    "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Musl", "Darwin",
+    "Synchronization", "Testing", "XCTest", "os", "Observation", "_Concurrency", "Swift", "CoreBluetooth",
+    "Network", "CryptoKit", "SwiftUI", "UIKit", "AppKit", "UserNotifications", "AccessorySetupKit",
+}
+IMPORT = re.compile(r"^\s*(?:@[\w()]+\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    manifest = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=root, check=True, capture_output=True, text=True).stdout)
+    local = {t["name"] for t in manifest["targets"]}
+    # Modules of other packages that this manifest can see: every product any target names.
+    external = set()
+    for target in manifest["targets"]:
+        for dependency in target.get("dependencies", []):
+            if "product" in dependency:
+                external.add(dependency["product"][0])
+    problems = []
+    for target in manifest["targets"]:
+        declared = set()
+        for dependency in target.get("dependencies", []):
+            for kind in ("byName", "target", "product"):
+                if kind in dependency:
+                    declared.add(dependency[kind][0])
+        default = {"test": "Tests", "executable": "Sources", "regular": "Sources"}.get(target["type"], "Sources")
+        path = root / (target.get("path") or f"{default}/{target['name']}")
+        for source in sorted(path.rglob("*.swift")):
+            for module in sorted(set(IMPORT.findall(source.read_text()))):
+                if module in TOOLCHAIN or module == target["name"] or module in declared:
+                    continue
+                if module in local or module in external:
+                    problems.append(f"{source.relative_to(root)}: imports {module}, which target {target['name']} does not declare")
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{len(problems)} undeclared import(s)", file=sys.stderr)
+        return 1
+    print(f"every import of {len(manifest['targets'])} targets is declared")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
