@@ -29,25 +29,25 @@ struct ChunkStreamCodecTests {
     }
 
     /// What the decoder hands up for `stream`, fed in pieces of `pieceLength` bytes.
-    private func decoded(_ stream: [UInt8], pieceLength: Int, limits: WireLimits = .default) throws -> [TCPInbound] {
+    private func decoded(_ stream: [UInt8], pieceLength: Int, limits: WireLimits = .default) throws -> [LinkInbound] {
         let channel = try channel(limits)
-        var items: [TCPInbound] = []
+        var items: [LinkInbound] = []
         var offset = 0
         while offset < stream.count {
             let end = min(offset + pieceLength, stream.count)
             try channel.writeInbound(channel.allocator.buffer(bytes: stream[offset..<end]))
-            while let item = try channel.readInbound(as: TCPInbound.self) { items.append(item) }
+            while let item = try channel.readInbound(as: LinkInbound.self) { items.append(item) }
             offset = end
         }
         _ = try channel.finish()
         return items
     }
 
-    private func chunksIn(_ items: [TCPInbound]) -> [[UInt8]] {
+    private func chunksIn(_ items: [LinkInbound]) -> [[UInt8]] {
         items.compactMap { if case .chunk(let chunk) = $0 { chunk } else { nil } }
     }
 
-    private func refusal(_ items: [TCPInbound]) -> WireError? {
+    private func refusal(_ items: [LinkInbound]) -> WireError? {
         items.lazy.compactMap { if case .invalid(let error) = $0 { error } else { nil } }.first
     }
 

@@ -60,34 +60,37 @@ final class AlertPipeline: Sendable {
         } catch {
             results = batch.map { _ in .failure(error) }
         }
+        var shown: [DisplayEvent] = []
         for (delivery, result) in zip(batch, results) {
             switch result {
-            case .success(let outcome): show(delivery.event, outcome)
+            case .success(let outcome): show(delivery.event, outcome, into: &shown)
             case .failure(let error): logger.error("could not store event #\(delivery.event.sequence): \(error)")
             }
         }
+        presenter.present(shown)
         return results
     }
 
-    private func show(_ event: HostEvent, _ outcome: ApplyOutcome) {
+    /// Logs an applied event, collects what the presenter shows for it and alerts the sinks.
+    private func show(_ event: HostEvent, _ outcome: ApplyOutcome, into shown: inout [DisplayEvent]) {
         logger.info("applied \(event.kindName) #\(event.sequence): \(outcome.ledger)\(outcome.alerted ? ", alerting" : "")\(outcome.plan.decision.map { " (\($0.reason))" } ?? "")")
         if let record = outcome.record {
             logger.debug("notification content", metadata: ["title": "\(record.notification.title)", "body": "\(record.notification.body.plainText)"])
         }
         switch (event.event, outcome.ledger) {
-        case (.removeAll, .markRemoved): presenter.present(.removedAll(count: outcome.removedCount))
+        case (.removeAll, .markRemoved): shown.append(.removedAll(count: outcome.removedCount))
         case (_, .ignore(let reason)):
             if let id = event.notificationID {
-                presenter.present(.ignored(source: id.sourceIdentifier, id: id.notificationIdentifier, reason: reason.rawValue))
+                shown.append(.ignored(source: id.sourceIdentifier, id: id.notificationIdentifier, reason: reason.rawValue))
             }
         case (.add, .insert), (.update, .insert):
             guard let record = outcome.record else { return }
-            presenter.present(.notification(record, change: .added))
+            shown.append(.notification(record, change: .added))
             if let decision = outcome.plan.decision {
                 for sink in sinks { sink.alert(.notification(record, decision)) }
             }
-        case (_, .replace): outcome.record.map { presenter.present(.notification($0, change: .updated)) }
-        case (_, .markRemoved): outcome.record.map { presenter.present(.notification($0, change: .removed)) }
+        case (_, .replace): outcome.record.map { shown.append(.notification($0, change: .updated)) }
+        case (_, .markRemoved): outcome.record.map { shown.append(.notification($0, change: .removed)) }
         default: break
         }
     }

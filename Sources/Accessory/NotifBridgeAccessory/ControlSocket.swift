@@ -4,7 +4,8 @@ import NIOPosix
 
 /// Splits a byte stream into lines, refusing any line over `maxLength` before buffering more
 /// of it. Each line is judged on its own, so a long reply of many lines is fine. SPI so the
-/// fuzzer can drive it with a small limit.
+/// fuzzer can drive it with a small limit. (NIOExtras' `LineBasedFrameDecoder` buffers a line
+/// of any length until its newline, so a client could grow the daemon's memory without bound.)
 @_spi(Fuzzing) public struct ControlLineDecoder: ByteToMessageDecoder {
     public typealias InboundOut = Result<String, ControlLineTooLong>
     public let maxLength: Int

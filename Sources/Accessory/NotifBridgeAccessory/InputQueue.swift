@@ -24,6 +24,13 @@ final class InputQueue<Element: Sendable>: Sendable {
     /// Queues `element` once fewer than `capacity` items wait; returns at once if the queue
     /// finished or the task is cancelled meanwhile (the element is then dropped).
     func pushWhenRoom(_ element: Element) async {
+        // Room now (the usual case): no continuation, no cancellation handler.
+        let queued = state.withLock { state -> Bool in
+            guard state.items.count < capacity || state.finished else { return false }
+            Self.append(element, to: &state)
+            return true
+        }
+        if queued { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 state.withLock { state in
@@ -45,14 +52,16 @@ final class InputQueue<Element: Sendable>: Sendable {
     }
 
     func push(_ element: Element) {
-        state.withLock { state in
-            guard !state.finished else { return }
-            if let waiter = state.waiter {
-                state.waiter = nil
-                waiter.resume(returning: [element])
-            } else {
-                state.items.append(element)
-            }
+        state.withLock { Self.append(element, to: &$0) }
+    }
+
+    private static func append(_ element: Element, to state: inout State) {
+        guard !state.finished else { return }
+        if let waiter = state.waiter {
+            state.waiter = nil
+            waiter.resume(returning: [element])
+        } else {
+            state.items.append(element)
         }
     }
 

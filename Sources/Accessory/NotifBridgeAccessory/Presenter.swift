@@ -27,12 +27,25 @@ public enum DisplayEvent: Sendable {
 
 public protocol Presenter: Sendable {
     func present(_ event: DisplayEvent)
+    /// What one commit changed, in order. Presenters that write lines write them at once.
+    func present(_ events: [DisplayEvent])
 }
 
-/// Writes one line per event to standard output, flushing so pipes see it at once.
+extension Presenter {
+    public func present(_ events: [DisplayEvent]) {
+        for event in events { present(event) }
+    }
+}
+
+/// Writes lines to standard output straight away (one write per call), so pipes see them at once.
 struct LineWriter: Sendable {
     func write(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    func write(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }
 }
 
@@ -49,6 +62,10 @@ public struct TerminalPresenter: Presenter {
 
     public func present(_ event: DisplayEvent) {
         writer.write(Self.line(for: event, profile: profile))
+    }
+
+    public func present(_ events: [DisplayEvent]) {
+        writer.write(events.map { Self.line(for: $0, profile: profile) })
     }
 
     /// What the terminal shows for an event (lines joined by newlines).
@@ -142,6 +159,10 @@ public struct JSONPresenter: Presenter {
     public func present(_ event: DisplayEvent) {
         guard let line = Self.line(for: event) else { return }
         writer.write(line)
+    }
+
+    public func present(_ events: [DisplayEvent]) {
+        writer.write(events.compactMap(Self.line(for:)))
     }
 
     static func line(for event: DisplayEvent) -> String? {

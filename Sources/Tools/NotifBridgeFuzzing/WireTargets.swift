@@ -75,7 +75,7 @@ enum WireTargets {
             } catch {
                 preconditionFailure("the decoder threw instead of reporting: \(error)")
             }
-            while let item = try? channel.readInbound(as: TCPInbound.self) {
+            while let item = try? channel.readInbound(as: LinkInbound.self) {
                 decoded.add(item, stream: stream)
             }
         }
@@ -97,7 +97,7 @@ private struct StreamCheck {
         self.limits = limits
     }
 
-    mutating func add(_ item: TCPInbound, stream: [UInt8]) {
+    mutating func add(_ item: LinkInbound, stream: [UInt8]) {
         precondition(!failed, "the decoder handed something up after refusing the stream")
         switch item {
         case .chunk(let chunk):
@@ -109,6 +109,8 @@ private struct StreamCheck {
             let declared = declaredLength(stream)
             precondition(declared.map { $0 == 0 || $0 > limits.maxChunkLength } ?? false, "refused a frame declaring \(declared.map(String.init) ?? "nothing")")
             failed = true
+        case .chunkLength:
+            preconditionFailure("a byte stream has no ATT MTU to report")
         }
     }
 

@@ -1,18 +1,12 @@
 import NIOCore
 import NotifBridgeWire
 
-/// What the TCP link hands up: a chunk, or the reason the stream became unusable.
-public enum TCPInbound: Sendable {
-    case chunk([UInt8])
-    /// A frame header over the limits. A byte stream cannot be resynchronised after that, so the
-    /// receiver answers with a LinkError and closes; nothing after it is decoded.
-    case invalid(WireError)
-}
-
 /// Splits the byte stream into chunks (docs/PROTOCOL.md §3.2), checking each declared length
 /// against `WireLimits.maxChunkLength` before waiting for, or buffering, the chunk's bytes.
 struct ChunkStreamDecoder: ByteToMessageDecoder {
-    typealias InboundOut = TCPInbound
+    /// A chunk, or `.invalid` once a frame header is over the limits: a byte stream cannot be
+    /// resynchronised after that, so nothing after it is decoded.
+    typealias InboundOut = LinkInbound
 
     let limits: WireLimits
     private var failed = false

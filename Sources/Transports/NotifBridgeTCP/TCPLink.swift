@@ -3,7 +3,7 @@ import NIOPosix
 import NotifBridgeWire
 
 /// One TCP link connection: chunks in, chunks out.
-public typealias TCPLinkChannel = NIOAsyncChannel<TCPInbound, [UInt8]>
+public typealias TCPLinkChannel = NIOAsyncChannel<LinkInbound, [UInt8]>
 
 /// The development link: the same chunks as over GATT, length-prefixed on a TCP stream.
 public enum TCPLink {
@@ -81,7 +81,7 @@ public enum TCPLink {
     }
 
     /// Adds the link's framing (§3.2) to a channel opened elsewhere: a Unix socket, a TLS stream,
-    /// or an `EmbeddedChannel` in a test or a fuzzer. Inbound it reads `TCPInbound`; outbound it
+    /// or an `EmbeddedChannel` in a test or a fuzzer. Inbound it reads `LinkInbound`; outbound it
     /// takes chunks (`[UInt8]`). Call it on the channel's event loop.
     public static func addFraming(to channel: any Channel, limits: WireLimits) throws {
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(ChunkStreamDecoder(limits: limits)))
@@ -121,17 +121,13 @@ extension TCPLinkChannel {
 /// The channel's inbound iterator, pulled by the link's one consumer.
 private final class InboundReader: @unchecked Sendable {
     /// Only the link's consumer calls `next()`, one call at a time (AsyncSequence iteration).
-    private var iterator: NIOAsyncChannelInboundStream<TCPInbound>.AsyncIterator
+    private var iterator: NIOAsyncChannelInboundStream<LinkInbound>.AsyncIterator
 
-    init(_ iterator: NIOAsyncChannelInboundStream<TCPInbound>.AsyncIterator) {
+    init(_ iterator: NIOAsyncChannelInboundStream<LinkInbound>.AsyncIterator) {
         self.iterator = iterator
     }
 
     func next() async throws -> LinkInbound? {
-        switch try await iterator.next() {
-        case .chunk(let chunk): .chunk(chunk)
-        case .invalid(let error): .invalid(error)
-        case nil: nil
-        }
+        try await iterator.next()
     }
 }
