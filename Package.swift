@@ -18,6 +18,7 @@ let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioEmbedded = Target.Dependency.product(name: "NIOEmbedded", package: "swift-nio")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 let package = Package(
     name: "NotifBridge",
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: Protocol: shared by both sides, no IO.
@@ -88,7 +90,7 @@ let package = Package(
             name: "NotifBridgeAccessory",
             dependencies: [
                 "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
-                "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging,
+                "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
             swiftSettings: swiftSettings
@@ -167,7 +169,7 @@ let package = Package(
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                logging,
+                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Tools/notifbridge",
             swiftSettings: swiftSettings
@@ -261,7 +263,7 @@ let package = Package(
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
-                logging, nioCore, nioEmbedded,
+                logging, nioCore, nioEmbedded, serviceLifecycle,
             ],
             swiftSettings: swiftSettings
         ),

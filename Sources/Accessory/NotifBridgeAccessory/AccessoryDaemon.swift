@@ -26,6 +26,12 @@ public final class AccessoryDaemon: Sendable {
     /// Partial-message bytes shared by every link.
     public let reassemblyBudget: ReassemblyBudget
     let openConnections = OpenConnections()
+    let registry: ConnectionRegistry
+    /// Resumed by `shutdown()`; `run` then drains the connections and returns.
+    private let stopRequests = AsyncStream.makeStream(of: Void.self)
+
+    /// How long a graceful shutdown waits for connections to commit what they have read.
+    public static let shutdownGrace = Duration.seconds(10)
 
     /// TCP connections counted against `ResourceLimits.maxConnections` now.
     public var openConnectionCount: Int { openConnections.current }
@@ -59,7 +65,7 @@ public final class AccessoryDaemon: Sendable {
         gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
         pipeline = AlertPipeline(store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, minuteOfDay: minuteOfDay)
-        let registry = ConnectionRegistry()
+        registry = ConnectionRegistry()
         runner = ConnectionRunner(
             configuration: configuration, keys: keys, store: store, pipeline: pipeline, registry: registry,
             gate: gate, presenter: presenter, logger: logger, budget: reassemblyBudget
@@ -82,12 +88,17 @@ public final class AccessoryDaemon: Sendable {
     /// Serves TCP links on the configured address, and the control socket, until the task is
     /// cancelled. `onListening` gets the bound TCP port.
     public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        try await run(TCPLinkSource(
+        try await run(tcpSource(onListening: onListening))
+    }
+
+    /// The TCP listener on the configured address, as a link source.
+    public func tcpSource(onListening: @escaping @Sendable (Int) -> Void = { _ in }) -> any LinkSource {
+        TCPLinkSource(
             host: configuration.host, port: configuration.port, limits: configuration.limits,
             maxConnections: configuration.resources.maxConnections, suite: configuration.suite.rawValue,
             keyID: { [keys] in hexString(keys.identity.keyID) }, gate: gate, logger: logger,
             onListening: onListening, open: openConnections
-        ))
+        )
     }
 
     /// Serves the links a transport has opened (each BLE central that connects), and the control
@@ -98,29 +109,64 @@ public final class AccessoryDaemon: Sendable {
     }
 
     /// Runs a link source beside the control service and the once-a-half-second summaries (of
-    /// rationed log lines and of the burst limiter's held-back notifications).
-    public func run(_ source: some LinkSource) async throws {
+    /// rationed log lines and of the burst limiter's held-back notifications), until the task is
+    /// cancelled or `shutdown()` is called. `onReady` runs once peers can reach the accessory.
+    public func run(_ source: some LinkSource, onReady: @escaping @Sendable () -> Void = {}) async throws {
         let socket = try await ControlSocket.listen(path: configuration.controlSocketPath)
         logger.info("control socket \(configuration.controlSocketPath)")
-        try await withTaskCancellationHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask {
-                    try await source.run(ready: { self.presenter.present($0) }, serve: { await self.serve($0) })
-                }
-                group.addTask { [control] in
-                    try await socket.executeThenClose { clients in
-                        try await withThrowingDiscardingTaskGroup { group in
-                            for try await client in clients {
-                                group.addTask { await control.serve(client) }
+        do {
+            try await withTaskCancellationHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        try await source.run(
+                            ready: { event in
+                                self.presenter.present(event)
+                                onReady()
+                            },
+                            serve: { await self.serve($0) }
+                        )
+                    }
+                    group.addTask { [control] in
+                        try await socket.executeThenClose { clients in
+                            try await withThrowingDiscardingTaskGroup { group in
+                                for try await client in clients {
+                                    group.addTask { await control.serve(client) }
+                                }
                             }
                         }
                     }
+                    group.addTask { try await self.runSummaries() }
+                    group.addTask { try await self.drainOnShutdown() }
                 }
-                group.addTask { try await self.runSummaries() }
+            } onCancel: {
+                socket.channel.close(promise: nil)
             }
-        } onCancel: {
+        } catch is GracefulStop {
             socket.channel.close(promise: nil)
+            logger.info("stopped: every connection committed what it had read")
         }
+    }
+
+    /// Stops gracefully: no new links; each open connection commits the events it has read,
+    /// sends their receipts and closes; then `run` returns. A connection still busy after
+    /// `shutdownGrace` is cancelled (its unacknowledged events are sent again next time).
+    public func shutdown() {
+        stopRequests.continuation.yield()
+    }
+
+    /// Thrown inside `run` to end its task group once the connections have drained.
+    private struct GracefulStop: Error {}
+
+    private func drainOnShutdown() async throws {
+        for await _ in stopRequests.stream { break }
+        try Task.checkCancellation()
+        registry.closeAll()
+        let deadline = ContinuousClock.now + Self.shutdownGrace
+        while !registry.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        if !registry.isEmpty { logger.warning("connections still open after \(Self.shutdownGrace); cancelling them") }
+        throw GracefulStop()
     }
 
     /// Serves one link of any transport until it ends (see ``ConnectionRunner``).

@@ -29,7 +29,11 @@ struct ConnectionRunner: Sendable {
         let peer = link.peer
         let id = UUID()
         let inputs = InputQueue<LinkInput>(capacity: configuration.resources.maxQueuedInputs)
-        registry.add(id, inputs: inputs)
+        guard registry.add(id, inputs: inputs) else {
+            logger.info("closing \(peer): the accessory is shutting down")
+            link.close()
+            return
+        }
         let (identity, exchange) = keys.snapshot
         var connection = AccessoryConnection(
             session: AccessorySession(
@@ -117,6 +121,9 @@ struct ConnectionRunner: Sendable {
                     return try await closing(&deliveries, &connection, link)
                 }
                 continue
+            case .shutdown:
+                logger.info("closing \(link.peer): the accessory is shutting down")
+                return try await closing(&deliveries, &connection, link)
             case .send(let event, let reply):
                 guard let feature = connection.session.currentFeatureID else {
                     reply.finish(.failure("the iPhone has not completed the key exchange"))

@@ -54,24 +54,46 @@ final class ConnectionRegistry: Sendable {
         var established = false
     }
 
-    private let entries = Mutex<[UUID: Entry]>([:])
-
-    func add(_ id: UUID, inputs: InputQueue<LinkInput>) {
-        entries.withLock { $0[id] = Entry(connectedAt: .now, inputs: inputs) }
+    private struct Entries {
+        var open: [UUID: Entry] = [:]
+        var closing = false
     }
 
+    private let entries = Mutex(Entries())
+
+    /// Registers a connection; false once the daemon is shutting down (the caller closes it).
+    func add(_ id: UUID, inputs: InputQueue<LinkInput>) -> Bool {
+        entries.withLock { entries in
+            guard !entries.closing else { return false }
+            entries.open[id] = Entry(connectedAt: .now, inputs: inputs)
+            return true
+        }
+    }
+
+    /// Refuses new connections from now on and asks every open one to finish what it has read
+    /// (commit it, send its receipts) and close.
+    func closeAll() {
+        let queues = entries.withLock { entries in
+            entries.closing = true
+            return entries.open.values.map(\.inputs)
+        }
+        for queue in queues { queue.push(.shutdown) }
+    }
+
+    var isEmpty: Bool { entries.withLock { $0.open.isEmpty } }
+
     func setEstablished(_ id: UUID, _ established: Bool) {
-        entries.withLock { $0[id]?.established = established }
+        entries.withLock { $0.open[id]?.established = established }
     }
 
     func remove(_ id: UUID) {
-        entries.withLock { _ = $0.removeValue(forKey: id) }
+        entries.withLock { _ = $0.open.removeValue(forKey: id) }
     }
 
     /// The input queue of the newest established connection, if any.
     func newestEstablished() -> InputQueue<LinkInput>? {
         entries.withLock { entries in
-            entries.values.filter(\.established).max { $0.connectedAt < $1.connectedAt }?.inputs
+            entries.open.values.filter(\.established).max { $0.connectedAt < $1.connectedAt }?.inputs
         }
     }
 }
@@ -82,6 +104,8 @@ enum LinkInput: Sendable {
     case inbound(LinkInbound)
     case tick
     case send(AccessoryEvent.OneOf_Event, reply: SendReply)
+    /// The daemon is stopping: finish what came before, then close.
+    case shutdown
 }
 
 /// Log lines and presenter events about what peers do, rationed per origin: a peer that

@@ -38,6 +38,11 @@ public final class AccessoryStore: Sendable {
         try Self.migrator.migrate(database)
     }
 
+    /// Closes the database (after a graceful shutdown): a later call on this store throws.
+    public func close() throws {
+        try database.close()
+    }
+
     /// FULL: in WAL mode a commit returns only after the WAL is fsynced. NORMAL (GRDB's WAL
     /// default) defers that to checkpoints, and a power cut can lose acknowledged commits.
     private static func syncEveryCommit(_ db: Database) throws {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ServiceLifecycle
+import UnixSignals
 import NotifBridgeAccessory
 import NotifBridgeCrypto
 import NotifBridgeDisplay
@@ -86,26 +88,26 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        let task: Task<Void, any Error>
+        let service: AccessoryService
         switch transport {
         case .tcp:
-            task = Task { try await daemon.run() }
+            service = AccessoryService(daemon: daemon, source: daemon.tcpSource())
         case .ble:
-            task = try await bluetoothTask(daemon, logger: logger)
+            service = try await bluetoothService(daemon, logger: logger)
         }
-        let signals = cancelOnTerminationSignals(task)
-        defer { signals.forEach { $0.cancel() } }
-        do {
-            try await task.value
-        } catch is CancellationError {
-            logger.info("stopped")
-        }
+        // SIGTERM (systemd, kill) and SIGINT (Ctrl-C) stop gracefully: what was read is committed
+        // and acknowledged before the process exits.
+        var group = ServiceGroupConfiguration(services: [.init(service: service)], logger: logger)
+        group.gracefulShutdownSignals = [.sigterm, .sigint]
+        group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + .seconds(5)
+        try await ServiceGroup(configuration: group).run()
+        logger.info("stopped")
     }
 
     /// Each connection costs buffers and a task; past this, a deployment wants a relay, not a cap.
     static let maxConnectionsLimit = 1024
 
-    private func bluetoothTask(_ daemon: AccessoryDaemon, logger: Logger) async throws -> Task<Void, any Error> {
+    private func bluetoothService(_ daemon: AccessoryDaemon, logger: Logger) async throws -> AccessoryService {
         #if canImport(NotifBridgeBLE)
         guard name.utf8.count <= GATTProfile.maxAdvertisedNameLength, !name.isEmpty else {
             throw CommandFailure("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes")
@@ -118,10 +120,11 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw CommandFailure("\(error)")
         }
         let announce = DisplayEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
-        return Task {
-            defer { Task { await peripheral.stop() } }
-            try await daemon.run(links: peripheral.links, announce: announce)
-        }
+        return AccessoryService(
+            daemon: daemon,
+            source: StreamLinkSource(peripheral.links, announcing: announce),
+            onStop: { await peripheral.stop() }
+        )
         #else
         throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
         #endif

@@ -39,17 +39,6 @@ extension CipherSuite: ExpressibleByArgument {
     public var defaultValueDescription: String { rawValue.lowercased() }
 }
 
-/// Cancels `task` on SIGINT or SIGTERM, so daemons close their store and sockets cleanly.
-func cancelOnTerminationSignals(_ task: Task<Void, any Error>) -> [any DispatchSourceSignal] {
-    [SIGINT, SIGTERM].map { signalNumber in
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-        source.setEventHandler { task.cancel() }
-        source.resume()
-        return source
-    }
-}
-
 func defaultStateDirectory() -> String {
     let environment = ProcessInfo.processInfo.environment
     if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/notifbridge" }
