@@ -3,7 +3,7 @@ import Logging
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
-import NotifBridgeHost
+@_spi(Testing) import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeStore
 import NotifBridgeTestSupport

@@ -22,10 +22,7 @@ extension PhoneConnection {
                     rest.append(action)
                     continue
                 }
-                let length = state.framer.chunkLength
-                state.framer.setChunkLength(Self.partialChunkLength)
-                let chunks = state.framer.frame(WireCodec.encode(message))
-                state.framer.setChunkLength(length)
+                let chunks = state.chunks(of: message, chunkLength: Self.partialChunkLength)
                 outbound.yield(Outbound(chunks: Array(chunks.prefix(1))))
             }
             return (sent.sequence, rest)

@@ -9,13 +9,7 @@ import Synchronization
 /// The simulated iPhone connected to an accessory over the TCP link. It carries out what
 /// `HostSession` decides: one writer keeps outbound messages in the order they were sealed.
 public final class PhoneConnection: Sendable {
-    struct State {
-        var session: HostSession
-        var framer: ChunkFramer
-        var reassembler: ChunkReassembler
-    }
-
-    let state: Mutex<State>
+    let state: Mutex<HostConnection>
     let outbound: AsyncStream<Outbound>.Continuation
     private let mailbox = EventMailbox<PhoneEvent>()
     private let onEvent: @Sendable (PhoneEvent) -> Void
@@ -31,7 +25,7 @@ public final class PhoneConnection: Sendable {
     }
 
     private init(session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
-        state = Mutex(State(session: session, framer: ChunkFramer(chunkLength: chunkLength), reassembler: ChunkReassembler(limits: limits)))
+        state = Mutex(HostConnection(session: session, limits: limits, chunkLength: chunkLength))
         self.outbound = outbound
         self.onEvent = onEvent
     }
@@ -150,23 +144,6 @@ public final class PhoneConnection: Sendable {
         return entry.alerted
     }
 
-    /// Sends a link message as is, bypassing the session (tests use it to tamper).
-    public func sendRaw(_ message: LinkMessage) {
-        let chunks = state.withLock { $0.framer.frame(WireCodec.encode(message)) }
-        outbound.yield(Outbound(chunks: chunks))
-    }
-
-    /// Sends raw chunk bytes (tests use it for framing abuse).
-    public func sendRawChunks(_ chunks: [[UInt8]]) {
-        outbound.yield(Outbound(chunks: chunks))
-    }
-
-    /// Seals an event the way the system would, without sending it.
-    public func sealForInspection(_ operation: HostOperation, sequence: UInt64, now: Date = Date()) throws -> LinkMessage? {
-        let event = try DataProvider.event(for: operation, now: now)
-        return state.withLock { $0.session.seal(event, sequence: sequence) }
-    }
-
     /// The transport relay's completion for one sealed event, handed to the system.
     private func completed(_ sequence: UInt64, _ result: AccessoryMessageResult) {
         perform(step { $0.transportCompleted(sequence: sequence, result: result) })
@@ -219,15 +196,13 @@ public final class PhoneConnection: Sendable {
     private func received(_ item: LinkInbound) {
         switch item {
         case .chunkLength(let length):
-            state.withLock { $0.framer.setChunkLength(length) }
+            state.withLock { $0.setTransportChunkLength(length) }
         case .invalid(let error):
             finish(reason: "accessory stream is unusable: \(error)")
         case .chunk(let chunk):
             let result: Result<[HostSession.Action], WireError> = state.withLock { state in
                 do throws(WireError) {
-                    guard let bytes = try state.reassembler.receive(chunk, now: .now) else { return .success([]) }
-                    let message = try WireCodec.decode(LinkMessage.self, from: bytes)
-                    return .success(Self.enqueueSends(state.session.received(message), state: &state, outbound: outbound))
+                    return .success(Self.enqueueWrites(try state.received(chunk: chunk, now: .now), outbound: outbound))
                 } catch {
                     return .failure(error)
                 }
@@ -244,21 +219,19 @@ public final class PhoneConnection: Sendable {
     /// fall behind a Sealed sent by another task). Returns the remaining actions.
     func step(_ body: (inout HostSession) -> [HostSession.Action]) -> [HostSession.Action] {
         state.withLock { state in
-            Self.enqueueSends(body(&state.session), state: &state, outbound: outbound)
+            Self.enqueueWrites(state.step(body), outbound: outbound)
         }
     }
 
-    private static func enqueueSends(_ actions: [HostSession.Action], state: inout State, outbound: AsyncStream<Outbound>.Continuation) -> [HostSession.Action] {
-        actions.filter { action in
+    private static func enqueueWrites(_ actions: [HostConnection.Action], outbound: AsyncStream<Outbound>.Continuation) -> [HostSession.Action] {
+        actions.compactMap { action in
             switch action {
-            case .send(let message):
-                outbound.yield(Outbound(chunks: state.framer.frame(WireCodec.encode(message))))
-            case .transmit(let message, let sequence):
-                outbound.yield(Outbound(chunks: state.framer.frame(WireCodec.encode(message)), sequence: sequence))
-            default:
-                return true
+            case .write(let chunks, let sequence):
+                outbound.yield(Outbound(chunks: chunks, sequence: sequence))
+                return nil
+            case .session(let action):
+                return action
             }
-            return false
         }
     }
 
