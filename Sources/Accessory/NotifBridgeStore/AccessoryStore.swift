@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeWire
@@ -174,11 +175,20 @@ public final class AccessoryStore: Sendable {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE source_id = ? AND notification_id = ?"), arguments: [source, id]).map(record)
     }
 
-    /// One encoder for every commit: making one costs more than encoding a decision.
-    private static let decisionEncoder = JSONEncoder()
+    /// Decisions repeat (a handful of presentations, sounds and reasons), and JSON encoding was a
+    /// tenth of a notification's store time: each distinct one is encoded once. Bounded: the
+    /// cache starts over past `decisionCacheLimit` entries.
+    private static let decisionCache = Mutex<[AlertDecision: String]>([:])
+    private static let decisionCacheLimit = 64
 
     static func encodeDecision(_ decision: AlertDecision) throws -> String {
-        String(decoding: try decisionEncoder.encode(decision), as: UTF8.self)
+        if let cached = decisionCache.withLock({ $0[decision] }) { return cached }
+        let encoded = String(decoding: try JSONEncoder().encode(decision), as: UTF8.self)
+        decisionCache.withLock { cache in
+            if cache.count >= decisionCacheLimit { cache.removeAll() }
+            cache[decision] = encoded
+        }
+        return encoded
     }
 
     static func record(_ row: Row) throws -> StoredNotification {
