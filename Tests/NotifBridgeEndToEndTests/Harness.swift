@@ -11,16 +11,16 @@ import Synchronization
 
 /// Collects what the accessory displayed, for assertions.
 final class RecordingPresenter: Presenter {
-    private let events = Mutex<[DisplayEvent]>([])
-    func present(_ event: DisplayEvent) { events.withLock { $0.append(event) } }
-    var all: [DisplayEvent] { events.withLock { $0 } }
+    private let events = Mutex<[PresenterEvent]>([])
+    func present(_ event: PresenterEvent) { events.withLock { $0.append(event) } }
+    var all: [PresenterEvent] { events.withLock { $0 } }
     var resyncCount: Int { all.filter { if case .resync = $0 { true } else { false } }.count }
     /// Notifications shown as alerts (not merely listed).
     var alertCount: Int {
         all.filter { if case .notification(let record, .added) = $0 { record.alertDecision?.alerts == true } else { false } }.count
     }
     /// Polls (every 20 ms, for at most 10 s) until an event matching `predicate` was shown.
-    func waitFor(_ what: String, _ predicate: (DisplayEvent) -> Bool) async throws {
+    func waitFor(_ what: String, _ predicate: (PresenterEvent) -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !all.contains(where: predicate) {
             guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }

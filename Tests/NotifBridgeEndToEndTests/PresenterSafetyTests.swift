@@ -45,7 +45,7 @@ struct PresenterSafetyTests {
 
     @Test("readable lines, with and without a display box, for every change", arguments: [nil, DisplayProfile(spec: "4x32")])
     func terminalLines(profile: DisplayProfile?) {
-        for change in [DisplayEvent.Change.added, .updated, .removed] {
+        for change in [PresenterEvent.Change.added, .updated, .removed] {
             let output = TerminalPresenter.render(Self.record(), change: change, profile: profile)
             #expect(Self.isTerminalSafe(output), "\(change): \(output.debugDescription)")
             #expect(!output.contains("\n fake line") && !output.contains("\nfake line"), "a body line break must not start an unindented line")
@@ -54,7 +54,7 @@ struct PresenterSafetyTests {
 
     @Test("every other event that carries peer text")
     func otherEvents() {
-        let events: [DisplayEvent] = [
+        let events: [PresenterEvent] = [
             .connected(peer: Self.hostile), .disconnected(peer: Self.hostile),
             .ignored(source: Self.hostile, id: Self.hostile, reason: Self.hostile),
             .refused(detail: Self.hostile), .resync(reason: Self.hostile),

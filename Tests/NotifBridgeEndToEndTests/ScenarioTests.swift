@@ -15,7 +15,7 @@ final class RestartableAccessory: ScenarioEnvironment {
     private let current: Mutex<RunningAccessory>
     private let restarts = Mutex(0)
     /// What earlier runs displayed before they were stopped.
-    private let earlier = Mutex<[DisplayEvent]>([])
+    private let earlier = Mutex<[PresenterEvent]>([])
 
     init(directory: String) async throws {
         self.directory = directory
@@ -25,7 +25,7 @@ final class RestartableAccessory: ScenarioEnvironment {
     var accessory: RunningAccessory { current.withLock { $0 } }
     var restartCount: Int { restarts.withLock { $0 } }
     /// Everything every run of the accessory displayed, in order.
-    var displayed: [DisplayEvent] { earlier.withLock { $0 } + accessory.presenter.all }
+    var displayed: [PresenterEvent] { earlier.withLock { $0 } + accessory.presenter.all }
 
     func endpoint() async throws -> PhoneEndpoint { .tcp(host: "127.0.0.1", port: accessory.port) }
 

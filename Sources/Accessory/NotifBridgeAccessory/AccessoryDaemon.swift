@@ -104,7 +104,7 @@ public final class AccessoryDaemon: Sendable {
     /// Serves the links a transport has opened (each BLE central that connects), and the control
     /// socket, until the task is cancelled.
     /// - Parameter announce: what the presenter shows once the accessory can be reached.
-    public func run(links: AsyncStream<ChunkLink>, announce: DisplayEvent) async throws {
+    public func run(links: AsyncStream<ChunkLink>, announce: PresenterEvent) async throws {
         try await run(StreamLinkSource(links, announcing: announce))
     }
 

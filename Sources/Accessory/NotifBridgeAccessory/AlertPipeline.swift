@@ -60,7 +60,7 @@ final class AlertPipeline: Sendable {
         } catch {
             results = batch.map { _ in .failure(error) }
         }
-        var shown: [DisplayEvent] = []
+        var shown: [PresenterEvent] = []
         for (delivery, result) in zip(batch, results) {
             switch result {
             case .success(let outcome): show(delivery.event, outcome, into: &shown)
@@ -72,7 +72,7 @@ final class AlertPipeline: Sendable {
     }
 
     /// Logs an applied event, collects what the presenter shows for it and alerts the sinks.
-    private func show(_ event: HostEvent, _ outcome: ApplyOutcome, into shown: inout [DisplayEvent]) {
+    private func show(_ event: HostEvent, _ outcome: ApplyOutcome, into shown: inout [PresenterEvent]) {
         logger.info("applied \(event.kindName) #\(event.sequence): \(outcome.ledger)\(outcome.alerted ? ", alerting" : "")\(outcome.plan.decision.map { " (\($0.reason))" } ?? "")")
         if let record = outcome.record {
             logger.debug("notification content", metadata: ["title": "\(record.notification.title)", "body": "\(record.notification.body.plainText)"])

@@ -10,21 +10,21 @@ public protocol LinkSource: Sendable {
     /// Runs until cancelled. Calls `ready` once peers can reach the accessory, with what the
     /// presenter announces, then `serve` for each link, each in a task of its own; `serve`
     /// returns when its link has ended.
-    func run(ready: @escaping @Sendable (DisplayEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws
+    func run(ready: @escaping @Sendable (PresenterEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws
 }
 
 /// Links a transport has already opened, such as the BLE peripheral's centrals. A stream that
 /// ends by itself (bluetoothd went away) is an error, so a supervisor can start the accessory again.
 public struct StreamLinkSource: LinkSource {
     let links: AsyncStream<ChunkLink>
-    let announcement: DisplayEvent
+    let announcement: PresenterEvent
 
-    public init(_ links: AsyncStream<ChunkLink>, announcing announcement: DisplayEvent) {
+    public init(_ links: AsyncStream<ChunkLink>, announcing announcement: PresenterEvent) {
         self.links = links
         self.announcement = announcement
     }
 
-    public func run(ready: @escaping @Sendable (DisplayEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws {
+    public func run(ready: @escaping @Sendable (PresenterEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws {
         ready(announcement)
         await withDiscardingTaskGroup { group in
             for await link in links {
@@ -56,7 +56,7 @@ struct TCPLinkSource: LinkSource {
     let onListening: @Sendable (Int) -> Void
     let open: OpenConnections
 
-    func run(ready: @escaping @Sendable (DisplayEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws {
+    func run(ready: @escaping @Sendable (PresenterEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws {
         let server = try await TCPLink.listen(host: host, port: port, limits: limits)
         let bound = server.channel.localAddress?.port ?? port
         logger.info("listening on \(host):\(bound)")

@@ -5,7 +5,8 @@ import NotifBridgeDisplay
 import NotifBridgeWire
 
 /// Something the accessory shows: on its screen (the terminal) or to a program (JSON lines).
-public enum DisplayEvent: Sendable {
+/// (Named for the presenter; "display" is the text layout of `NotifBridgeDisplay`.)
+public enum PresenterEvent: Sendable {
     case listening(host: String, port: Int, suite: String, keyID: String)
     /// Advertising the GATT service on a Bluetooth adapter, under this name.
     case advertising(adapter: String, name: String, suite: String, keyID: String)
@@ -26,13 +27,13 @@ public enum DisplayEvent: Sendable {
 }
 
 public protocol Presenter: Sendable {
-    func present(_ event: DisplayEvent)
+    func present(_ event: PresenterEvent)
     /// What one commit changed, in order. Presenters that write lines write them at once.
-    func present(_ events: [DisplayEvent])
+    func present(_ events: [PresenterEvent])
 }
 
 extension Presenter {
-    public func present(_ events: [DisplayEvent]) {
+    public func present(_ events: [PresenterEvent]) {
         for event in events { present(event) }
     }
 }
@@ -60,16 +61,16 @@ public struct TerminalPresenter: Presenter {
         self.profile = profile
     }
 
-    public func present(_ event: DisplayEvent) {
+    public func present(_ event: PresenterEvent) {
         writer.write(Self.line(for: event, profile: profile))
     }
 
-    public func present(_ events: [DisplayEvent]) {
+    public func present(_ events: [PresenterEvent]) {
         writer.write(events.map { Self.line(for: $0, profile: profile) })
     }
 
     /// What the terminal shows for an event (lines joined by newlines).
-    static func line(for event: DisplayEvent, profile: DisplayProfile? = nil) -> String {
+    static func line(for event: PresenterEvent, profile: DisplayProfile? = nil) -> String {
         switch event {
         case .listening(let host, let port, let suite, let keyID):
             "listening on \(safe(host)):\(port) (\(safe(suite)), key \(keyID))"
@@ -106,7 +107,7 @@ public struct TerminalPresenter: Presenter {
         terminalSafe(text)
     }
 
-    static func render(_ stored: StoredNotification, change: DisplayEvent.Change, profile: DisplayProfile? = nil) -> String {
+    static func render(_ stored: StoredNotification, change: PresenterEvent.Change, profile: DisplayProfile? = nil) -> String {
         let n = stored.notification
         let marker: String
         switch change {
@@ -156,16 +157,16 @@ public struct JSONPresenter: Presenter {
     private let writer = LineWriter()
     public init() {}
 
-    public func present(_ event: DisplayEvent) {
+    public func present(_ event: PresenterEvent) {
         guard let line = Self.line(for: event) else { return }
         writer.write(line)
     }
 
-    public func present(_ events: [DisplayEvent]) {
+    public func present(_ events: [PresenterEvent]) {
         writer.write(events.compactMap(Self.line(for:)))
     }
 
-    static func line(for event: DisplayEvent) -> String? {
+    static func line(for event: PresenterEvent) -> String? {
         var object: [String: Any] = [:]
         switch event {
         case .listening(let host, let port, let suite, let keyID):

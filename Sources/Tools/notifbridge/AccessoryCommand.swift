@@ -119,7 +119,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        let announce = DisplayEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
+        let announce = PresenterEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
         return AccessoryService(
             daemon: daemon,
             source: StreamLinkSource(peripheral.links, announcing: announce),
