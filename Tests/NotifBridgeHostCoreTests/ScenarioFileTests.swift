@@ -99,6 +99,34 @@ struct ScenarioFileTests {
         _ = try ScenarioFile.parse("steps:\n  - &b {add: {id: x, attachment-bytes: \(ScenarioFile.maxAttachmentBytes)}}\n" + String(repeating: "  - *b\n", count: 63))
     }
 
+    /// Yams sorts a mapping's keys to report duplicates, and comparing nested keys compares
+    /// everything in them: nested complex keys made a 2 KB file take tens of seconds.
+    @Test("Complex keys are refused before parsing, naming the line", arguments: [
+        ("steps:\n  - ? add\n    : x\n", 2, "explicit key"),
+        ("? - - ? - -\n  ? - x\n", 1, "explicit key"),
+        ("steps: []\n[a, b]: c\n", 2, "flow collection"),
+        ("steps: []\n{a: b}: c\n", 2, "flow collection"),
+        ("x: {[a]: b}\n", 1, "flow collection"),
+        ("base: &k {a: 1}\n*k : 2\n", 2, "alias"),
+        ("base: &k a\nsteps:\n  - {*k: 1}\n", 3, "alias"),
+    ])
+    func complexKeys(yaml: String, line: Int, what: String) {
+        #expect {
+            _ = try ScenarioFile.parse(yaml)
+        } throws: { error in
+            "\(error)".contains("line \(line):") && "\(error)".contains(what)
+        }
+    }
+
+    @Test("Question marks, brackets and aliases in values, quotes, comments and block scalars are fine", arguments: [
+        "name: what? really\nsteps:\n  - add: {id: m1, title: \"? [x]: y\", body: 'it''s ? ok'}  # ? not a key\n",
+        "name: n\nsteps:\n  - add:\n      id: m1\n      body: |\n        ? a question\n        [a]: b\n        *c : d\n",
+        "name: n\nsteps:\n  - add: {id: m1}\n  - reorder: [{update: &u {id: m1, body: x}}, {update: *u}]\n",
+    ])
+    func notComplexKeys(yaml: String) throws {
+        _ = try ScenarioFile.parse(yaml)
+    }
+
     @Test("File size: the limit is read, one byte more is refused before parsing")
     func fileSize() throws {
         let head = "steps: []\n#"

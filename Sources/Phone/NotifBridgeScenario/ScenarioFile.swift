@@ -29,6 +29,9 @@ public enum ScenarioFile {
         guard yaml.utf8.count <= maxFileLength else {
             throw Invalid(nil, "scenario is \(yaml.utf8.count) bytes; at most \(maxFileLength) are read")
         }
+        if let complex = KeyScan.firstComplexKey(in: yaml) {
+            throw Invalid(nil, "line \(complex.line): \(complex.what) is not allowed; scenario keys are plain words")
+        }
         let root: Node
         do {
             guard let node = try Yams.compose(yaml: yaml) else { throw Invalid(nil, "scenario is empty") }
