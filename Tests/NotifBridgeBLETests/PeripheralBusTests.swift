@@ -117,6 +117,34 @@ struct PeripheralBusTests {
         bluez.bus.close()
     }
 
+    /// Nothing reads the link: the peripheral keeps `maxUnreadWrites` chunks and refuses the
+    /// next write, instead of buffering whatever a central sends.
+    @Test("Unread writes: the limit is kept, one more is refused with InProgress, and reading makes room")
+    func unreadWritesBounded() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
+        _ = try await fixture.bluez.callApp(fixture.name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        for n in 0..<GATTPeripheral.maxUnreadWrites {
+            try await fixture.bluez.write(fixture.name, [UInt8(truncatingIfNeeded: n)])
+        }
+        await #expect {
+            try await fixture.bluez.write(fixture.name, [0xFF])
+        } throws: { error in
+            if case .errorReply(let name, _) = error as? DBusError { name == "org.bluez.Error.InProgress" } else { false }
+        }
+        var links = fixture.peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        var inbound = link.inbound.makeAsyncIterator()
+        #expect(try await inbound.next().map(chunk) == [0])
+        try await fixture.bluez.write(fixture.name, [0xFE])
+        for n in 1..<GATTPeripheral.maxUnreadWrites {
+            #expect(try await inbound.next().map(chunk) == [UInt8(truncatingIfNeeded: n)])
+        }
+        #expect(try await inbound.next().map(chunk) == [0xFE], "the refused write is not there; the one after the room is")
+        await fixture.peripheral.stop()
+        fixture.bluez.bus.close()
+    }
+
     @Test("When bluetoothd leaves the bus, the open link and the link stream end")
     func bluetoothdGone() async throws {
         let daemon = try PrivateBusDaemon()

@@ -18,6 +18,7 @@ enum BlueZ {
     static let notSupported = "org.bluez.Error.NotSupported"
     static let invalidValueLength = "org.bluez.Error.InvalidValueLength"
     static let failed = "org.bluez.Error.Failed"
+    static let inProgress = "org.bluez.Error.InProgress"
 
     /// Longest adapter name taken from a flag ("hci0" … "hci65535").
     static let maxAdapterNameLength = 16

@@ -24,6 +24,12 @@ public final class GATTPeripheral: Sendable {
     /// reconnect; an emulated controller can take several.
     public static let defaultResubscribeGrace = Duration.seconds(20)
 
+    /// Writes a link may have waiting unread. Past this, a write is refused with
+    /// `org.bluez.Error.InProgress`: with write requests the central hears that and its link
+    /// fails; a write command is lost, and the event it belonged to goes again unacknowledged.
+    /// Memory stays bounded however fast a central writes (at most 512 × 512 bytes per link).
+    public static let maxUnreadWrites = 512
+
     private struct State {
         var arbiter = CentralArbiter()
         /// The open link's inbound stream, and a number that tells its writes from a later link's.
@@ -164,7 +170,10 @@ public final class GATTPeripheral: Sendable {
             let write = try InboxWrite(arguments: arguments)
             logger.trace("inbox write of \(write.value.count) bytes (\(write.kind.rawValue), MTU \(write.mtu.map(String.init) ?? "?"))")
             let effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
-            apply(effects)
+            guard apply(effects) else {
+                logger.notice("refused a write: \(Self.maxUnreadWrites) writes wait unread")
+                return .error(name: BlueZ.inProgress, message: "the accessory has \(Self.maxUnreadWrites) writes unread; write again later")
+            }
             return .empty
         } catch {
             logger.notice("refused a write: \(error.message)")
@@ -190,11 +199,15 @@ public final class GATTPeripheral: Sendable {
         apply(state.withLock { $0.arbiter.disconnected(device: signal.path) })
     }
 
-    private func apply(_ effects: [CentralArbiter.Effect]) {
+    /// Carries out the arbiter's effects; false if a chunk was refused because the link's
+    /// reader is `maxUnreadWrites` behind.
+    @discardableResult
+    private func apply(_ effects: [CentralArbiter.Effect]) -> Bool {
+        var taken = true
         for effect in effects {
             switch effect {
             case .open(let device, let chunkLength):
-                let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+                let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self, bufferingPolicy: .bufferingOldest(Self.maxUnreadWrites))
                 let generation = state.withLock { state in
                     state.inbound?.finish()
                     state.inbound = continuation
@@ -211,7 +224,7 @@ public final class GATTPeripheral: Sendable {
                     close: { [weak self] in self?.disconnect(device) }
                 ))
             case .chunk(let bytes):
-                _ = state.withLock { $0.inbound?.yield(.chunk(bytes)) }
+                if case .dropped = state.withLock({ $0.inbound?.yield(.chunk(bytes)) }) { taken = false }
             case .chunkLength(let length):
                 _ = state.withLock { $0.inbound?.yield(.chunkLength(length)) }
             case .close(let device, let reason):
@@ -222,6 +235,7 @@ public final class GATTPeripheral: Sendable {
                 }
             }
         }
+        return taken
     }
 
     // MARK: Outbound
