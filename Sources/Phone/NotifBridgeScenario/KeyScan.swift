@@ -101,15 +101,13 @@ enum KeyScan {
                     opensBlockScalar = true
                 }
                 // After an anchor or a tag, the node itself is still to come.
-                atNodeStart = first(of: token) == UInt8(ascii: "&") || first(of: token) == UInt8(ascii: "!")
+                atNodeStart = token.first == UInt8(ascii: "&") || token.first == UInt8(ascii: "!")
                 afterCollectionOrAlias = nil
                 continue
             }
         }
         return opensBlockScalar ? .opensBlockScalar : .plain
     }
-
-    private static func first(of token: ArraySlice<UInt8>) -> UInt8? { token.first }
 
     private static func isAnchorCharacter(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)

@@ -89,8 +89,9 @@ public enum TCPLink {
     }
 
     /// Whether a listen address stays on this machine (then P-256 may be used for development).
+    /// The same rule as a connection's `LinkKind`, plus the name `localhost`.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        host == "localhost" || LinkKind.tcp(peerAddress: host) == .loopback
     }
 }
 
