@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The soak: runs each named harness to a total of 10 million executions (release build,
+# AddressSanitizer on) in segments, so that a machine that goes away loses one segment, not
+# hours. Each segment is one `run.sh HARNESS --runs N --release`; its row is appended to
+# .build/fuzz/<harness>/soak.tsv with the tree hash of the code it ran. Segments count toward
+# the total only while that hash matches the checkout's, so a soak never mixes code versions.
+#
+#   FuzzTesting/soak.sh HARNESS... [--target N] [--segment N]
+#   FuzzTesting/soak.sh --report [HARNESS...]
+#
+# Two instances can share a checkout: a harness is soaked by one of them at a time (flock on
+# .build/fuzz/<harness>/soak.lock) and the others move on to their next harness. Exits 1 at the
+# first segment that finds something (its inputs are in .build/fuzz/<harness>/artifacts/).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+target=10000000 segment=500000 report=0 harnesses=()
+usage() { echo "usage: $0 HARNESS... [--target N] [--segment N] | --report [HARNESS...]" >&2; exit 2; }
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --target) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; target=$2; shift 2 ;;
+        --segment) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; segment=$2; shift 2 ;;
+        --report) report=1; shift ;;
+        -*) usage ;;
+        *) harnesses+=("$1"); shift ;;
+    esac
+done
+all=(reassembler stream-decoder session ledger control apns scenario policy)
+[[ ${#harnesses[@]} -gt 0 ]] || { [[ $report -eq 1 ]] && harnesses=("${all[@]}"); } || usage
+for harness in "${harnesses[@]}"; do [[ " ${all[*]} " == *" $harness "* ]] || usage; done
+
+# What the fuzzers run: the main package's sources and manifest, and the harnesses. Docs and
+# scripts can change mid-soak; code cannot.
+code_paths=(Sources Package.swift FuzzTesting/Sources FuzzTesting/Package.swift)
+code=$(for path in "${code_paths[@]}"; do git rev-parse "HEAD:$path"; done | git hash-object --stdin)
+[[ -z $(git -C .. status --porcelain -- "${code_paths[@]}") ]] || {
+    echo "soak.sh: uncommitted changes under Sources/, Package.swift or FuzzTesting/; a soak runs committed code" >&2
+    exit 2
+}
+
+# Executions, seconds and segments so far against this code: "executions seconds segments".
+totals() {
+    local ledger=.build/fuzz/$1/soak.tsv
+    [[ -f $ledger ]] || { echo "0 0 0"; return; }
+    awk -F'\t' -v code="$code" '$2 == code && $6 == 0 { e += $3; s += $4; n++ } END { printf "%d %d %d\n", e, s, n }' "$ledger"
+}
+
+if [[ $report -eq 1 ]]; then
+    printf '%-15s %12s %8s %9s  %s\n' harness executions seconds segments "commit"
+    for harness in "${harnesses[@]}"; do
+        read -r executions seconds segments < <(totals "$harness")
+        printf '%-15s %12s %8s %9s  %s\n' "$harness" "$executions" "$seconds" "$segments" "$(git rev-parse --short HEAD)"
+    done
+    exit 0
+fi
+
+for harness in "${harnesses[@]}"; do
+    work=.build/fuzz/$harness
+    mkdir -p "$work"
+    exec {lock}>"$work/soak.lock"
+    if ! flock -n "$lock"; then
+        echo "== $harness: another soak holds it; next"
+        exec {lock}>&-
+        continue
+    fi
+    while :; do
+        read -r executions seconds segments < <(totals "$harness")
+        if (( executions >= target )); then
+            echo "== $harness: $executions executions in $segments segments, $seconds s, 0 crashes"
+            break
+        fi
+        runs=$(( target - executions < segment ? target - executions : segment ))
+        status=0
+        ./run.sh "$harness" --runs "$runs" --release >"$work/segment.out" 2>&1 || status=$?
+        row=$(awk -v h="$harness" '$1 == h && NF == 5 { r = $0 } END { print r }' "$work/segment.out")
+        read -r _ done_runs took _ crashes <<<"${row:-x 0 0 0 1}"
+        [[ $done_runs =~ ^[0-9]+$ ]] || done_runs=0
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$code" "$done_runs" "$took" "$(git rev-parse --short HEAD)" \
+            "$(( status == 0 && crashes == 0 ? 0 : 1 ))" >>"$work/soak.tsv"
+        if (( status != 0 || crashes != 0 )); then
+            cat "$work/segment.out"
+            echo "== $harness: a segment failed after $(( executions + done_runs )) executions" >&2
+            exit 1
+        fi
+        echo "== $harness: $(( executions + done_runs )) of $target"
+    done
+    exec {lock}>&-
+done
