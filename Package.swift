@@ -169,7 +169,7 @@ let package = Package(
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
             ],
             path: "Sources/Tools/notifbridge",
             swiftSettings: swiftSettings

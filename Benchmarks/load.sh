@@ -11,6 +11,8 @@
 # --restart also restarts the accessory on the filled store and reports its RSS once it listens
 # and after one more notification (the "RSS after a restart with N stored" figure).
 # The state directory goes under $TMPDIR (default /var/tmp, a real disk: tmpfs has no fsync cost).
+# NB_BIN runs another build of notifbridge (a copy of an earlier one, to compare two builds
+# run by run on the same machine state).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +30,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 swift build -c release --product notifbridge >/dev/null
-bin=.build/release/notifbridge
+bin=${NB_BIN:-.build/release/notifbridge}
 state=${keep:-$(mktemp -d "${TMPDIR:-/var/tmp}/nb-load.XXXXXX")}
 if [[ -n "$retain" ]]; then
     mkdir -p "$state" && chmod 700 "$state"

@@ -31,7 +31,9 @@ extension AccessoryStore {
     }
 
     /// Applies events that arrived together in one transaction: one fsync for all of them
-    /// (group commit), each in its own savepoint so a failing event undoes only itself.
+    /// (group commit). A failing event undoes only itself: every event but remove-all writes
+    /// with one statement, which SQLite undoes by itself when it fails; remove-all writes two,
+    /// so it alone gets a savepoint (a savepoint for every event was 5% of the daemon's CPU).
     /// Each event is planned against the burst state its predecessors left; `burst` takes the
     /// steps of the events that were stored, and only once everything has committed.
     /// Receipts may be sent for every successful result once this returns.
@@ -43,54 +45,56 @@ extension AccessoryStore {
     ) throws -> [Result<ApplyOutcome, any Error>] {
         var planned = burst
         let results = try database.write { db in
-            var results: [Result<ApplyOutcome, any Error>] = []
+            var batch = BatchContext(now: now)
+            var results: [Result<Applied, any Error>] = []
             for item in events {
-                var result: Result<ApplyOutcome, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
+                var result: Result<Applied, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
                 do {
-                    try db.inSavepoint {
-                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, now: now, conditions: conditions, burst: planned, db: db))
-                        return .commit
+                    if case .removeAll = item.event.event {
+                        try db.inSavepoint {
+                            result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, batch: &batch, conditions: conditions, burst: planned, db: db))
+                            return .commit
+                        }
+                    } else {
+                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, batch: &batch, conditions: conditions, burst: planned, db: db))
                     }
                 } catch {
                     result = .failure(error)
                 }
-                if case .success(let outcome) = result, let step = outcome.plan.burst { planned.advance(step) }
+                if case .success(let applied) = result, let step = applied.outcome.plan.burst { planned.advance(step) }
                 results.append(result)
             }
-            guard try retention.enforce(db, now: now) else { return results }
-            return try results.map { result in
-                guard case .success(let outcome) = result else { return result }
-                return .success(try Self.refreshed(outcome, db: db))
+            let pruned = try retention.enforce(db, now: now)
+            return results.map { result in
+                result.map { applied in
+                    // A record retention just pruned is not reported as stored.
+                    guard let rowid = applied.rowid, pruned.contains(rowid) else { return applied.outcome }
+                    var outcome = applied.outcome
+                    outcome.record = nil
+                    return outcome
+                }
             }
         }
         burst = planned
         return results
     }
 
-    /// The outcome without its record if retention just pruned that record.
-    private static func refreshed(_ outcome: ApplyOutcome, db: Database) throws -> ApplyOutcome {
-        guard let record = outcome.record else { return outcome }
-        let kept = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM notification WHERE source_id = ? AND notification_id = ?"),
-            arguments: [record.sourceIdentifier, record.notificationIdentifier]
-        ) != nil
-        guard !kept else { return outcome }
-        var refreshed = outcome
-        refreshed.record = nil
-        return refreshed
+    /// An event's outcome, and the row its record is in (to tell whether retention pruned it).
+    private struct Applied {
+        var outcome: ApplyOutcome
+        var rowid: Int64?
     }
 
     private static func apply(
         _ event: HostEvent,
         exchangeID: UInt64,
-        now: Date,
+        batch: inout BatchContext,
         conditions: AlertConditions,
         burst: BurstLimiter,
         db: Database
-    ) throws -> ApplyOutcome {
-        guard let epoch = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [Int64(bitPattern: exchangeID)]) else {
-            throw UnknownExchange(exchangeID: exchangeID)
-        }
+    ) throws -> Applied {
+        let now = batch.now
+        let epoch = try batch.epoch(of: exchangeID, db)
         guard event.sequence <= ContentLimits.maxSequence else { throw SequenceOutOfRange(sequence: event.sequence) }
         let revision = Revision(epoch: epoch, sequence: event.sequence)
         let notification: WireNotification?
@@ -103,35 +107,43 @@ extension AccessoryStore {
         let existing = try notification.flatMap { try ledgerState(db, of: $0.id) }
         let plan = AlertPlanner.plan(
             event.event, at: revision,
-            existing: existing,
-            removeAllWatermark: try watermark(db),
+            existing: existing?.state,
+            removeAllWatermark: try batch.watermark(db),
             conditions: conditions, burst: burst
         )
         guard plan.stores else {
-            return ApplyOutcome(plan: plan, record: try notification.flatMap { try fetch(db, source: $0.id.sourceIdentifier, id: $0.id.notificationIdentifier) })
+            let record = try notification.flatMap { try fetch(db, source: $0.id.sourceIdentifier, id: $0.id.notificationIdentifier) }
+            return Applied(outcome: ApplyOutcome(plan: plan, record: record), rowid: existing?.rowid)
         }
         guard let notification else {
-            return ApplyOutcome(plan: plan, record: nil, removedCount: try removeAll(at: revision, now: now, db: db))
+            let removed = try removeAll(at: revision, stamp: batch.stamp, db: db)
+            batch.removedAll(at: revision)
+            return Applied(outcome: ApplyOutcome(plan: plan, record: nil, removedCount: removed))
         }
         var alerting: WireAlertingContext?
         if case .add(let add) = event.event { alerting = add.alerting }
-        try write(plan, notification: notification, alerting: alerting, exists: existing != nil, revision: revision, now: now, db: db)
+        try write(plan, notification: notification, alerting: alerting, exists: existing != nil, revision: revision, stamp: batch.stamp, db: db)
+        // An update keeps a row's rowid, an upsert that conflicts too; a new row has the last one.
+        let rowid = existing?.rowid ?? db.lastInsertedRowID
         if plan.ledger == .insert {
             // Exactly what was written; reading it back would decode it all again.
-            return ApplyOutcome(plan: plan, record: StoredNotification(
+            return Applied(outcome: ApplyOutcome(plan: plan, record: StoredNotification(
                 notification: notification, alerting: alerting, removed: false, revision: revision,
                 receivedAt: now, updatedAt: now, alertDecision: plan.decision
-            ))
+            )), rowid: rowid)
         }
-        return ApplyOutcome(plan: plan, record: try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier))
+        let record = try fetch(db, source: notification.id.sourceIdentifier, id: notification.id.notificationIdentifier)
+        return Applied(outcome: ApplyOutcome(plan: plan, record: record), rowid: rowid)
     }
 
     /// The ledger's view of a stored record: its revision and whether it was removed.
-    private static func ledgerState(_ db: Database, of id: WireNotificationID) throws -> LedgerState? {
+    private static func ledgerState(_ db: Database, of id: WireNotificationID) throws -> (state: LedgerState, rowid: Int64)? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rev_epoch, rev_seq, removed FROM notification WHERE source_id = ? AND notification_id = ?"),
+            db.cachedStatement(sql: "SELECT rowid, rev_epoch, rev_seq, removed FROM notification WHERE source_id = ? AND notification_id = ?"),
             arguments: [id.sourceIdentifier, id.notificationIdentifier]
-        ).map { LedgerState(revision: Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64)), removed: $0["removed"]) }
+        ).map {
+            (LedgerState(revision: Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64)), removed: $0["removed"]), $0["rowid"])
+        }
     }
 
     private static func write(
@@ -140,7 +152,7 @@ extension AccessoryStore {
         alerting: WireAlertingContext?,
         exists: Bool,
         revision: Revision,
-        now: Date,
+        stamp: DatabaseValue,
         db: Database
     ) throws {
         let key: [any DatabaseValueConvertible] = [notification.id.sourceIdentifier, notification.id.notificationIdentifier]
@@ -161,13 +173,13 @@ extension AccessoryStore {
                     """,
                 arguments: StatementArguments(key + [
                     try notification.serializedBytes() as Data, try alerting.map { try $0.serializedBytes() as Data },
-                    revision.epoch, Int64(revision.sequence), now, now, try plan.decision.map(encodeDecision),
+                    revision.epoch, Int64(revision.sequence), stamp, stamp, try plan.decision.map(encodeDecision),
                 ])
             )
         case .replace:
             // The content only: the decision made when it was posted stays, so it never re-alerts.
             try db.execute(cached: "UPDATE notification SET payload = ?, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
-                arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now] + key)
+                arguments: StatementArguments([try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), stamp] + key)
             )
         case .markRemoved where !exists:
             try db.execute(cached: """
@@ -175,30 +187,70 @@ extension AccessoryStore {
                     (source_id, notification_id, payload, alerting, removed, rev_epoch, rev_seq, received_at, updated_at)
                     VALUES (?, ?, ?, NULL, 1, ?, ?, ?, ?)
                     """,
-                arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), now, now])
+                arguments: StatementArguments(key + [try notification.serializedBytes() as Data, revision.epoch, Int64(revision.sequence), stamp, stamp])
             )
         case .markRemoved:
             try db.execute(cached: "UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ? WHERE source_id = ? AND notification_id = ?",
-                arguments: StatementArguments([revision.epoch, Int64(revision.sequence), now] + key)
+                arguments: StatementArguments([revision.epoch, Int64(revision.sequence), stamp] + key)
             )
         }
     }
 
     /// Raises the watermark and marks every older live record removed; returns how many.
-    private static func removeAll(at revision: Revision, now: Date, db: Database) throws -> Int {
+    private static func removeAll(at revision: Revision, stamp: DatabaseValue, db: Database) throws -> Int {
         try db.execute(cached: "INSERT OR REPLACE INTO remove_all_watermark (id, rev_epoch, rev_seq) VALUES (1, ?, ?)", arguments: [revision.epoch, Int64(revision.sequence)])
         try db.execute(cached: """
                 UPDATE notification SET removed = 1, rev_epoch = ?, rev_seq = ?, updated_at = ?
                 WHERE NOT removed AND (rev_epoch < ? OR (rev_epoch = ? AND rev_seq < ?))
                 """,
-            arguments: [revision.epoch, Int64(revision.sequence), now, revision.epoch, revision.epoch, Int64(revision.sequence)]
+            arguments: [revision.epoch, Int64(revision.sequence), stamp, revision.epoch, revision.epoch, Int64(revision.sequence)]
         )
         return db.changesCount
     }
 
-    private static func watermark(_ db: Database) throws -> Revision? {
+    fileprivate static func watermark(_ db: Database) throws -> Revision? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT rev_epoch, rev_seq FROM remove_all_watermark WHERE id = 1")).map {
             Revision(epoch: $0["rev_epoch"], sequence: UInt64(bitPattern: $0["rev_seq"] as Int64))
         }
+    }
+}
+
+/// What one batch's events share, read or formatted once rather than for each event.
+private struct BatchContext {
+    let now: Date
+    /// `now` as the store writes it: GRDB formats a `Date` with a `DateFormatter` at every
+    /// binding, and each write binds it twice.
+    let stamp: DatabaseValue
+    /// Exchanges' epochs as read in this transaction (no statement in a batch changes one).
+    private var epochs: [UInt64: Int64] = [:]
+    /// The remove-all watermark once read; a remove-all in the batch raises it.
+    private var knownWatermark: Revision??
+
+    init(now: Date) {
+        self.now = now
+        stamp = now.databaseValue
+    }
+
+    mutating func epoch(of exchangeID: UInt64, _ db: Database) throws -> Int64 {
+        if let epoch = epochs[exchangeID] { return epoch }
+        guard let epoch = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"),
+            arguments: [Int64(bitPattern: exchangeID)]
+        ) else {
+            throw AccessoryStore.UnknownExchange(exchangeID: exchangeID)
+        }
+        epochs[exchangeID] = epoch
+        return epoch
+    }
+
+    mutating func watermark(_ db: Database) throws -> Revision? {
+        if let known = knownWatermark { return known }
+        let watermark = try AccessoryStore.watermark(db)
+        knownWatermark = .some(watermark)
+        return watermark
+    }
+
+    mutating func removedAll(at revision: Revision) {
+        knownWatermark = .some(revision)
     }
 }

@@ -26,21 +26,23 @@ public struct Retention: Codable, Sendable, Hashable {
     }
 
     /// Deletes what is over the limits, oldest first, inside the caller's transaction, and
-    /// says whether anything went. Every commit runs it: the totals come from the row that
+    /// returns the rowids that went. Every commit runs it: the totals come from the row that
     /// triggers keep (migration v4) and the oldest record from the age index, so a check costs
     /// two index lookups and pruning k records costs O(k log n), however many are stored.
     @discardableResult
-    func enforce(_ db: Database, now: Date) throws -> Bool {
-        let cutoff = now.addingTimeInterval(-maxAgeDays * 86_400)
+    func enforce(_ db: Database, now: Date) throws -> Set<Int64> {
+        let cutoff = now.addingTimeInterval(-maxAgeDays * 86_400).databaseValue
         let (count, bytes) = try totals(db)
-        let oldest = try Date.fetchOne(db.cachedStatement(sql: "SELECT MIN(received_at) FROM notification"))
-        guard count > maxCount || bytes > maxBytes || oldest.map({ $0 < cutoff }) == true else { return false }
+        // Stored times are text that sorts as time does, so the age index answers this alone.
+        let expired = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM notification WHERE received_at < ?)"), arguments: [cutoff]) ?? false
+        guard count > maxCount || bytes > maxBytes || expired else { return [] }
         let doomed = try oldestOverLimits(db, count: count, bytes: bytes)
-        try db.execute(cached: "DELETE FROM notification WHERE received_at < ?", arguments: [cutoff])
-        for rowid in doomed {
+        var pruned = Set(try Int64.fetchAll(db.cachedStatement(sql: "DELETE FROM notification WHERE received_at < ? RETURNING rowid"), arguments: [cutoff]))
+        for rowid in doomed where !pruned.contains(rowid) {
             try db.execute(cached: "DELETE FROM notification WHERE rowid = ?", arguments: [rowid])
+            pruned.insert(rowid)
         }
-        return true
+        return pruned
     }
 
     /// The oldest records (by age, then by insertion for records of one batch) whose deletion
