@@ -1,0 +1,44 @@
+/// ATT error codes the peripheral answers writes with (Bluetooth Core Spec Vol 3 Part F
+/// §3.4.1.1). CoreBluetooth's `CBATTError.Code` uses the same raw values, so the Mac adapter
+/// converts with `CBATTError.Code(rawValue:)`; BlueZ names the same refusals by D-Bus error.
+public struct ATTError: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// The characteristic cannot be read (NotifBridge characteristics are write or notify only).
+    public static let readNotPermitted = ATTError(rawValue: 0x02)
+    /// A write to anything but the inbox, or from a second central while the link lasts.
+    public static let writeNotPermitted = ATTError(rawValue: 0x03)
+    /// A long (prepared) write: PROTOCOL.md §2.1 refuses them with NotSupported.
+    public static let requestNotSupported = ATTError(rawValue: 0x06)
+    /// A value over the 512 bytes an attribute may hold.
+    public static let invalidAttributeValueLength = ATTError(rawValue: 0x0D)
+    /// Too many writes wait unread: BlueZ answers InProgress, which ATT does not have.
+    public static let insufficientResources = ATTError(rawValue: 0x11)
+
+    public var description: String {
+        switch self {
+        case .readNotPermitted: "read not permitted"
+        case .writeNotPermitted: "write not permitted"
+        case .requestNotSupported: "request not supported"
+        case .invalidAttributeValueLength: "invalid attribute value length"
+        case .insufficientResources: "insufficient resources"
+        default: "ATT error 0x\(String(rawValue, radix: 16))"
+        }
+    }
+}
+
+/// How a message handed to a transport ended, in the words of Apple's completion contract
+/// (`AccessoryMessage.Result`, reference/apple-api.md §5.1): the adapters map it one-to-one.
+public enum TransportOutcome: Sendable, Hashable {
+    /// Every chunk was written (and, for write requests, acknowledged).
+    case sent
+    /// The link failed but may recover: `.failure(.transportFailed)`, the system retries.
+    case failed
+    /// No Bluetooth link can be had now: `.failure(.transportUnavailable)`, the system tries
+    /// another transport or waits for one.
+    case unavailable
+}
