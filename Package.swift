@@ -30,8 +30,11 @@ let package = Package(
         .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
         .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
         .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
-        // For the Apple apps: the phone's extensions and the Mac accessory link these.
+        // For the Apple apps (Apps/, generated with XcodeGen): the phone's extensions and the
+        // Mac accessory link these, as the Linux binaries do.
         .library(name: "NotifBridgeGATT", targets: ["NotifBridgeGATT"]),
+        .library(name: "NotifBridgeStore", targets: ["NotifBridgeStore"]),
+        .library(name: "NotifBridgeAccessory", targets: ["NotifBridgeAccessory"]),
         // For FuzzTesting/, the separate package that builds each target with libFuzzer.
         .library(name: "NotifBridgeFuzzing", targets: ["NotifBridgeFuzzing"]),
     ],
@@ -259,6 +262,12 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeGATTTests",
             dependencies: ["NotifBridgeGATT", "NotifBridgeWire"],
+            swiftSettings: swiftSettings
+        ),
+        // Checks the Info.plists and entitlements of the Apple apps under Apps/.
+        .testTarget(
+            name: "NotifBridgeAppsTests",
+            dependencies: ["NotifBridgeWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
