@@ -1,0 +1,9 @@
+// Stand-in for Apple's UniformTypeIdentifiers: only what Apps/ uses. Never shipped.
+
+/// https://developer.apple.com/documentation/uniformtypeidentifiers/uttype-swift.struct
+public struct UTType: Hashable, Sendable {
+    /// https://developer.apple.com/documentation/uniformtypeidentifiers/uttype-swift.struct/identifier
+    public var identifier: String
+
+    public init?(_ identifier: String) { self.identifier = identifier }
+}
