@@ -31,9 +31,8 @@ public enum GATTProfile {
 extension GATTProfile {
     /// The chunk length for a link whose stack reports the longest value one ATT write or
     /// notification carries, as CoreBluetooth does (`maximumWriteValueLength(for:
-    /// .withoutResponse)`, `CBCentral.maximumUpdateValueLength`): ATT_MTU − 3 already, so it is
-    /// only clamped to 20…510.
+    /// .withoutResponse)`, `CBCentral.maximumUpdateValueLength`): ATT_MTU − 3 already.
     public static func chunkLength(forMaximumValueLength length: Int) -> Int {
-        min(max(length, WireLimits.minChunkLength), maxChunkLength)
+        chunkLength(forATTMTU: length + attHeaderLength)
     }
 }
