@@ -23,6 +23,31 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# Every declaration a stand-in adds must say where its shape comes from: a `///` line right above
+# it (attributes aside), with an Apple page or a working project's file. Witnesses that only
+# satisfy a protocol (rawValue, body: Never, builder functions, description) are exempt.
+python3 - <<'PY'
+import pathlib, re, sys
+witness = re.compile(r"^\s*(nonisolated\s+)?(public|open)\s+(override\s+)?(let rawValue|init\(rawValue|var body: Never"
+                     r"|typealias Body = Never|var description|init\(stringLiteral|static func build|init\(\)|init\(\) \{)")
+declaration = re.compile(r"^\s*(@\w+(\(.*\))?\s+)*(nonisolated\s+)?(public|open)\s|^extension ")
+uncited = []
+for path in sorted(pathlib.Path("Apps/StandIns").rglob("*.swift")):
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if not declaration.match(line) or witness.match(line) or line.startswith("extension App") \
+                or re.match(r"^extension (Button|ForEach|MenuBarExtra|AppExtensionPoint) ", line):
+            continue
+        j = i - 1
+        while j >= 0 and re.match(r"^\s*@", lines[j]):
+            j -= 1
+        if j < 0 or not lines[j].strip().startswith("///"):
+            uncited.append(f"{path}:{i + 1}: {line.strip()}")
+for line in uncited:
+    print(f"typecheck: no source cited for {line}", file=sys.stderr)
+sys.exit(1 if uncited else 0)
+PY
+
 # The C modules the package's modules were built against (NIO's, swift-atomics', GRDB's SQLite,
 # swift-crypto's), found through their module maps as SwiftPM passes them: the maps it generates
 # for C targets, and those the dependencies ship under Sources/.

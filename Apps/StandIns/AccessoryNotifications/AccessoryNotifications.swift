@@ -79,9 +79,13 @@ public struct NotificationResponse: Sendable {
         self.actionIdentifier = actionIdentifier
         self.userText = userText
     }
+    /// …/notificationresponse/sourceidentifier
     public var sourceIdentifier: String
+    /// …/notificationresponse/notificationidentifier
     public var notificationIdentifier: String
+    /// …/notificationresponse/actionidentifier
     public var actionIdentifier: String
+    /// …/notificationresponse/usertext
     public var userText: String?
 }
 
@@ -107,8 +111,11 @@ public struct AccessoryNotification {
     public struct Attributes: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// …/attributes-swift.struct/timesensitive (raw values undocumented; these are not the SDK's)
         public static let timeSensitive = Attributes(rawValue: 1 << 0)
+        /// …/attributes-swift.struct/critical
         public static let critical = Attributes(rawValue: 1 << 1)
+        /// …/attributes-swift.struct/priority
         public static let priority = Attributes(rawValue: 1 << 2)
     }
 
@@ -120,8 +127,11 @@ public struct AccessoryNotification {
             case background
             case textInput(placeholder: String)
         }
+        /// …/action/identifier
         public var identifier: String
+        /// …/action/title
         public var title: String?
+        /// …/action/type
         public var type: ActionType
     }
 
@@ -133,6 +143,7 @@ public struct AccessoryNotification {
         public var type: UTType
     }
 
+    /// …/accessorynotification/identifier-swift.property
     public var identifier: Identifier
     /// …/accessorynotification/sourcename
     public var sourceName: String

@@ -63,7 +63,9 @@ public struct AccessoryMessage: Sendable {
             self.transport = transport
             self.data = data
         }
+        /// …/accessorymessage/payload/transport
         public let transport: AccessoryTransport
+        /// …/accessorymessage/payload/data
         public let data: Data
     }
 
@@ -127,9 +129,13 @@ public struct SecurityMessage: Sendable, CustomStringConvertible {
         self.identifier = identifier
     }
 
+    /// …/securitymessage/keytype-swift.property
     public let keyType: KeyType
+    /// …/securitymessage/ciphersuite-swift.property
     public let cipherSuite: CipherSuite
+    /// …/securitymessage/version
     public let version: CipherSuite.Version
+    /// …/securitymessage/key
     public let key: Data
     /// …/securitymessage/supportedtransports
     public let supportedTransports: [AccessoryTransport]
@@ -206,6 +212,7 @@ open class AccessoryTransportSession: CustomStringConvertible {
         public let session: AccessoryTransportSession
         init(session: AccessoryTransportSession) { self.session = session }
 
+        /// …/accessorytransportsession/request/decision
         public struct Decision {}
 
         /// …/accessorytransportsession/request/accept(_:)

@@ -31,6 +31,7 @@ public struct AppExtensionPoint: Sendable {
     /// (`Identifier("com.apple.accessory-data-provider")`, Apple's article above).
     public struct Identifier: Sendable {
         let name: String
+        /// …/appextensionpoint/identifier/init(_:) (call site in the article above)
         public init(_ name: String) { self.name = name }
     }
 
@@ -38,6 +39,7 @@ public struct AppExtensionPoint: Sendable {
     /// above; pebble-app NotificationProvider).
     public struct Implementing {
         let capabilities: [any Capability]
+        /// Call-site shape: a trailing closure listing capabilities.
         public init(@CapabilityBuilder _ capabilities: () -> [any Capability]) { self.capabilities = capabilities() }
     }
 

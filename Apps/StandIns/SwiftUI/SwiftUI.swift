@@ -11,6 +11,7 @@ public protocol View {
     @ViewBuilder var body: Body { get }
 }
 
+/// …/view: `Never` is the body of primitive views (SwiftUI declares `extension Never: View`).
 extension Never: View {
     public typealias Body = Never
     public var body: Never { fatalError() }
@@ -24,6 +25,7 @@ public struct EmptyView: View {
 
 /// …/tupleview
 public struct TupleView<T>: View {
+    /// …/tupleview/init(_:)
     nonisolated public init(_ value: T) {}
     public var body: Never { fatalError() }
 }
@@ -53,6 +55,7 @@ public struct ViewBuilder {
     public static func buildEither<TrueContent: View, FalseContent: View>(second: FalseContent) -> _ConditionalContent<TrueContent, FalseContent> { _ConditionalContent() }
 }
 
+/// https://developer.apple.com/documentation/swift/optional (SwiftUI: conforms to View when Wrapped conforms)
 extension Optional: View where Wrapped: View {
     public var body: Never { fatalError() }
 }
@@ -164,6 +167,7 @@ extension MenuBarExtra where Label == SwiftUI.Label<Text, Image> {
     public init(_ titleKey: LocalizedStringKey, systemImage image: String, @ViewBuilder content: () -> Content) {}
 }
 
+/// …/scene: `Never` is the body of primitive scenes.
 extension Never: Scene {}
 
 /// …/app

@@ -5,5 +5,6 @@ public struct UTType: Hashable, Sendable {
     /// https://developer.apple.com/documentation/uniformtypeidentifiers/uttype-swift.struct/identifier
     public var identifier: String
 
+    /// https://developer.apple.com/documentation/uniformtypeidentifiers/uttype-swift.struct/init(_:)
     public init?(_ identifier: String) { self.identifier = identifier }
 }
