@@ -50,6 +50,17 @@ struct BannerTests {
         #expect(banner.title == "Messages")
     }
 
+    @Test("Peer text on a banner: controls shown, not acted on; a bidi override closed within its field")
+    func hostileText() {
+        var record = Self.record(actions: [Self.action("reply", .textInput, placeholder: "\u{202E}evil")], title: "Bank\u{1B}[2J\u{202E}gnp.exe")
+        record.notification.body = .with { $0.runs = [.with { $0.text = "line one\r\nline two\u{2067}" }] }
+        let banner = Banner(record)
+        #expect(!banner.title.unicodeScalars.contains("\u{1B}"))
+        #expect(banner.title.hasSuffix("\u{202C}"), "the override is closed at the end of the title")
+        #expect(banner.body == "line one\nline two\u{2067}\u{2069}")
+        #expect(banner.buttons.first?.kind == .textInput(placeholder: "\u{202E}evil\u{202C}"))
+    }
+
     @Test("Banner identifiers keep source and id apart")
     func identifiers() {
         #expect(Banner.identifier(source: "a/b", id: "c") != Banner.identifier(source: "a", id: "b/c"))

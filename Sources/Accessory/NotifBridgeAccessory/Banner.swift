@@ -1,11 +1,14 @@
 import NotifBridgeAccessoryCore
+import NotifBridgeDisplay
 import NotifBridgeWire
 
 /// A desktop banner for one stored notification, as the Mac accessory posts it through
 /// `UNUserNotificationCenter`, and the way back: what the person does with the banner becomes
 /// the control request the daemon sends to the iPhone. Pure, so both directions are tested on
 /// Linux; the Mac adapter only copies fields into `UNMutableNotificationContent` and
-/// `UNNotificationCategory`.
+/// `UNNotificationCategory`. Every text a peer wrote goes through `terminalSafe`, as on the
+/// terminal: a banner shows no control characters, and a bidi override cannot reach past its
+/// field into the app's name or the buttons.
 public struct Banner: Sendable, Hashable {
     /// One button on the banner.
     public struct Button: Sendable, Hashable {
@@ -57,15 +60,15 @@ public struct Banner: Sendable, Hashable {
         id = record.notificationIdentifier
         identifier = Self.identifier(source: source, id: id)
         categoryIdentifier = "notifbridge.category." + identifier
-        title = n.hasTitle ? n.title : n.sourceName
-        subtitle = n.hasSubtitle ? n.subtitle : ""
-        body = n.hasBody ? n.body.plainText : ""
+        title = terminalSafe(n.hasTitle ? n.title : n.sourceName)
+        subtitle = n.hasSubtitle ? terminalSafe(n.subtitle) : ""
+        body = n.hasBody ? terminalSafe(n.body.plainText, lineBreak: "\n") : ""
         threadIdentifier = n.hasThreadIdentifier ? n.threadIdentifier : source
         buttons = n.actions.compactMap { action -> Button? in
-            let title = action.hasTitle && !action.title.isEmpty ? action.title : action.identifier
+            let title = terminalSafe(action.hasTitle && !action.title.isEmpty ? action.title : action.identifier)
             switch action.type {
             case .background: return Button(identifier: action.identifier, title: title, kind: .background)
-            case .textInput: return Button(identifier: action.identifier, title: title, kind: .textInput(placeholder: action.placeholder))
+            case .textInput: return Button(identifier: action.identifier, title: title, kind: .textInput(placeholder: terminalSafe(action.placeholder)))
             case .dismiss, .unspecified, .UNRECOGNIZED: return nil
             }
         }.prefix(Self.maxButtons).map { $0 }
