@@ -19,19 +19,34 @@ struct CentralConnectionPolicyTests {
         #expect(again.isEmpty, "created once")
     }
 
-    @Test("Radio states: on connects, off / unauthorized / unsupported make the transport unavailable", arguments: [
-        (Policy.Radio.poweredOn, [Policy.Effect]([.connect])),
-        (.poweredOff, [.failWaiting(.unavailable)]),
-        (.unauthorized, [.failWaiting(.unavailable)]),
-        (.unsupported, [.failWaiting(.unavailable)]),
+    @Test("Radio states once settled: on connects, off / unauthorized / unsupported make the transport unavailable", arguments: [
+        (Policy.Radio.poweredOn, [Policy.Effect]([])),
+        (.poweredOff, [.cancelConnect, .failWaiting(.unavailable)]),
+        (.unauthorized, [.cancelConnect, .failWaiting(.unavailable)]),
+        (.unsupported, [.cancelConnect, .failWaiting(.unavailable)]),
         (.unknown, []),
         (.resetting, []),
     ])
     func radioStates(radio: Policy.Radio, expected: [Policy.Effect]) {
         var policy = Policy()
         _ = policy.messageArrived(now: t0)
-        let effects = policy.radioChanged(radio, now: at(1), waiting: 1)
-        #expect(effects.filter { if case .wake = $0 { false } else { true } } == expected)
+        #expect(policy.radioChanged(.poweredOn, now: at(1), waiting: 1) == [.connect, .wake(at: at(11))])
+        #expect(policy.radioChanged(radio, now: at(2), waiting: 1) == expected)
+    }
+
+    @Test("Within the grace a central created early may report off or unsupported first; only the state at the grace's end counts", arguments: [
+        Policy.Radio.poweredOff, .unsupported, .unauthorized,
+    ])
+    func earlyReports(radio: Policy.Radio) {
+        var policy = Policy()
+        _ = policy.messageArrived(now: t0)
+        #expect(policy.radioChanged(radio, now: at(0.1), waiting: 1).isEmpty)
+        #expect(policy.radioChanged(.poweredOn, now: at(0.5), waiting: 1) == [.connect, .wake(at: at(10.5))])
+
+        var off = Policy()
+        _ = off.messageArrived(now: t0)
+        #expect(off.radioChanged(radio, now: at(0.1), waiting: 1).isEmpty)
+        #expect(off.tick(now: at(5), waiting: 1) == [.failWaiting(.unavailable)])
     }
 
     @Test("No radio state within the grace: unavailable at 5 s, not a moment before", arguments: [(4.999, false), (5.0, true)])

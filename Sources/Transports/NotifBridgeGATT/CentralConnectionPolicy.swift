@@ -5,10 +5,12 @@
 /// The rules, and why:
 /// - The central is created on the first message, not when the session is accepted: created
 ///   too early it reports poweredOff (shinvou/NotifBridge, reference/apple-api.md §5.3).
-/// - While the radio's state is unknown or resetting, messages wait up to `radioGrace`;
-///   unsupported, unauthorized, powered off, an accessory the system does not know (not bonded
-///   through AccessorySetupKit), or no state by the grace's end: `.unavailable`, so the system
-///   tries another transport instead of retrying this one.
+/// - After the central is created, messages wait up to `radioGrace` for the radio to be on.
+///   What it reports meanwhile is not final: created early, it has been seen to report powered
+///   off or unsupported before it settles. Still not on by the grace's end, or off, unauthorized
+///   or unsupported later, or an accessory the system does not know (not bonded through
+///   AccessorySetupKit): `.unavailable`, so the system tries another transport instead of
+///   retrying this one.
 /// - A connection attempt that fails, or outlasts `connectTimeout`: `.failed`, and the next
 ///   attempt waits a backoff (1 s, doubling, at most `maxBackoff`) so an accessory out of range
 ///   is not hammered. A message during the backoff fails at once (`.failed`): the system
@@ -102,6 +104,8 @@ public struct CentralConnectionPolicy<Instant: InstantProtocol<Duration> & Senda
         case .unknown, .resetting:
             return []
         case .unsupported, .unauthorized, .poweredOff:
+            // Within the grace, wait: the next report may be the real one.
+            if case .waitingForRadio = state { return [] }
             let wasConnecting = if case .connecting = state { true } else { false }
             state = .unavailable
             return (wasConnecting ? [.cancelConnect] : []) + [.failWaiting(.unavailable)]
