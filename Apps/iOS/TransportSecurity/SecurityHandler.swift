@@ -9,6 +9,10 @@ import NotifBridgeWire
 /// KeyMaterial, and the KeyConfirm saved for the transport extension to resume. All state
 /// lives on `queue`. The platform's `SecurityMessage` and the package's (its portable shape)
 /// share a name, so each use names its module.
+///
+/// One exchange per session: once it is confirmed the link is closed, and a further
+/// encapsulated key in the same session completes with `.transportFailed` (whether the system
+/// then starts a new session is not documented; docs/APPLE.md lists it to check).
 final class SecurityHandler: AccessorySecuritySession.EventHandler, @unchecked Sendable {
     private let session: AccessorySecuritySession
     private let queue = DispatchQueue(label: "org.notifbridge.security")
