@@ -30,6 +30,11 @@ let package = Package(
         .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
         .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
         .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
+        // For the Apple apps (Apps/, generated with XcodeGen): the phone's extensions and the
+        // Mac accessory link these, as the Linux binaries do.
+        .library(name: "NotifBridgeGATT", targets: ["NotifBridgeGATT"]),
+        .library(name: "NotifBridgeStore", targets: ["NotifBridgeStore"]),
+        .library(name: "NotifBridgeAccessory", targets: ["NotifBridgeAccessory"]),
         // For FuzzTesting/, the separate package that builds each target with libFuzzer.
         .library(name: "NotifBridgeFuzzing", targets: ["NotifBridgeFuzzing"]),
     ],
@@ -131,6 +136,17 @@ let package = Package(
             name: "NotifBridgeTCP",
             dependencies: ["NotifBridgeWire", nioCore, nioPosix],
             path: "Sources/Transports/NotifBridgeTCP",
+            swiftSettings: swiftSettings
+        ),
+
+        // The GATT rules both sides keep whatever the Bluetooth stack: the central's write queue
+        // and chunk sizing, when it connects and how a message's transport completes, and the
+        // peripheral's answer to each request. No IO; the CoreBluetooth adapters in Apps/ carry
+        // them out (the BlueZ peripheral keeps the same rules in NotifBridgeBLE).
+        .target(
+            name: "NotifBridgeGATT",
+            dependencies: ["NotifBridgeWire"],
+            path: "Sources/Transports/NotifBridgeGATT",
             swiftSettings: swiftSettings
         ),
 
@@ -241,6 +257,17 @@ let package = Package(
                 // To write stores in the layouts of earlier versions.
                 grdb,
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeGATTTests",
+            dependencies: ["NotifBridgeGATT", "NotifBridgeWire"],
+            swiftSettings: swiftSettings
+        ),
+        // Checks the Info.plists and entitlements of the Apple apps under Apps/.
+        .testTarget(
+            name: "NotifBridgeAppsTests",
+            dependencies: ["NotifBridgeWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

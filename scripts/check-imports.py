@@ -49,13 +49,52 @@ def main():
                     continue
                 if module in local or module in external:
                     problems.append(f"{source.relative_to(root)}: imports {module}, which target {target['name']} does not declare")
+    products = {p["name"] for p in manifest["products"]}
+    apps = check_xcode_targets(root, products, problems)
     for line in problems:
         print(line)
     if problems:
         print(f"{len(problems)} undeclared import(s)", file=sys.stderr)
         return 1
-    print(f"every import of {len(manifest['targets'])} targets is declared")
+    print(f"every import of {len(manifest['targets'])} targets and {apps} Xcode targets is declared")
     return 0
+
+
+# What the Apple SDKs provide to every Xcode target without a package dependency.
+APPLE = {
+    "AccessoryNotifications", "AccessorySetupKit", "AccessoryTransportExtension", "ExtensionFoundation",
+    "Security", "UniformTypeIdentifiers",
+}
+
+
+def check_xcode_targets(root, products, problems):
+    """Checks the imports of every target in Apps/*/project.yml; returns how many targets it read."""
+    try:
+        import yaml
+    except ImportError:
+        problems.append("Apps/*/project.yml: PyYAML is needed to read them (apt-get install python3-yaml)")
+        return 0
+    count = 0
+    for project in sorted(root.glob("Apps/*/project.yml")):
+        spec = yaml.safe_load(project.read_text())
+        local = {name for name, package in (spec.get("packages") or {}).items() if "path" in package}
+        for name, target in (spec.get("targets") or {}).items():
+            count += 1
+            declared = set()
+            for dependency in target.get("dependencies") or []:
+                if "package" in dependency:
+                    product = dependency.get("product", dependency["package"])
+                    if dependency["package"] in local and product not in products:
+                        problems.append(f"{project.relative_to(root)}: target {name} depends on {product}, which this package does not offer")
+                    declared.add(product)
+            for entry in target.get("sources") or []:
+                path = project.parent / (entry["path"] if isinstance(entry, dict) else entry)
+                files = [path] if path.is_file() else sorted(path.rglob("*.swift"))
+                for source in files:
+                    for module in sorted(set(IMPORT.findall(source.read_text()))):
+                        if module not in TOOLCHAIN and module not in APPLE and module not in declared:
+                            problems.append(f"{source.relative_to(root)}: imports {module}, which Xcode target {name} does not list")
+    return count
 
 
 if __name__ == "__main__":

@@ -37,12 +37,16 @@ public final class AccessoryDaemon: Sendable {
     public var openConnectionCount: Int { openConnections.current }
 
     /// Opens the store and loads the key, generating it on first start.
-    /// - Parameter minuteOfDay: local time for quiet hours (injected so tests can pick the hour).
+    /// - Parameters:
+    ///   - keyStore: where the key is kept; a 0600 file in the state directory unless given
+    ///     (the Mac accessory keeps it in the Keychain).
+    ///   - minuteOfDay: local time for quiet hours (injected so tests can pick the hour).
     public init(
         configuration: AccessoryConfiguration,
         policy: PolicyFile = .default,
         presenter: any Presenter,
         sinks: [any AlertSink] = [],
+        keyStore: (any AccessoryKeyStore)? = nil,
         logger: Logger,
         minuteOfDay: @escaping @Sendable () -> Int = AccessoryDaemon.localMinuteOfDay
     ) throws {
@@ -56,11 +60,11 @@ public final class AccessoryDaemon: Sendable {
         self.policy = policy
         self.presenter = presenter
         self.logger = logger
-        let keyFile = KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
-        let (identity, created) = try keyFile.loadOrCreate(configuration.suite)
+        let keyStore = keyStore ?? KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
+        let (identity, created) = try keyStore.loadOrCreate(configuration.suite)
         store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         let exchange = try store.activeExchange(keyID: identity.keyID)
-        keys = KeyRing(file: keyFile, identity: identity, exchange: exchange)
+        keys = KeyRing(store: keyStore, identity: identity, exchange: exchange)
         let resources = configuration.resources
         gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
@@ -71,7 +75,7 @@ public final class AccessoryDaemon: Sendable {
             gate: gate, presenter: presenter, logger: logger, budget: reassemblyBudget
         )
         control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger)
-        logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyFile.path)")
+        logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
         }

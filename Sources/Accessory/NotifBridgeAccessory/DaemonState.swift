@@ -13,11 +13,11 @@ final class KeyRing: Sendable {
         var exchange: KeyExchangeParameters?
     }
 
-    let file: KeyFile
+    let store: any AccessoryKeyStore
     private let keys: Mutex<Keys>
 
-    init(file: KeyFile, identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?) {
-        self.file = file
+    init(store: any AccessoryKeyStore, identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?) {
+        self.store = store
         keys = Mutex(Keys(identity: identity, exchange: exchange))
     }
 
@@ -38,9 +38,9 @@ final class KeyRing: Sendable {
         keys.withLock { if $0.exchange?.exchangeID == exchangeID { $0.exchange = nil } }
     }
 
-    /// Writes the new key (0600) before later connections offer it.
+    /// Keeps the new key (a 0600 file, the Keychain) before later connections offer it.
     func replace(with key: AccessoryPrivateKey) throws {
-        try file.save(key)
+        try store.save(key)
         keys.withLock { $0.identity = key }
     }
 }

@@ -9,8 +9,10 @@ import Darwin
 
 /// The accessory's private key on disk: one file per suite, mode 0600, written atomically.
 /// The key is generated here, on the accessory, and this file is the only place it is kept.
-public struct KeyFile: Sendable {
+public struct KeyFile: AccessoryKeyStore {
     public let path: String
+
+    public var location: String { path }
 
     public init(directory: String, suite: CipherSuite) {
         path = (directory as NSString).appendingPathComponent("identity-\(suite.rawValue.lowercased()).key")
@@ -36,14 +38,6 @@ public struct KeyFile: Sendable {
             case .writeFailed(let path, let reason): "cannot write key file \(path): \(reason)"
             }
         }
-    }
-
-    /// Loads the key, or generates and saves one if there is none yet.
-    public func loadOrCreate(_ suite: CipherSuite) throws -> (key: AccessoryPrivateKey, created: Bool) {
-        if let key = try load(suite) { return (key, false) }
-        let key = try AccessoryPrivateKey.generate(suite)
-        try save(key)
-        return (key, true)
     }
 
     public func load(_ suite: CipherSuite) throws -> AccessoryPrivateKey? {

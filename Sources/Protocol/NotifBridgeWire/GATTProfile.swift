@@ -27,3 +27,12 @@ public enum GATTProfile {
         min(max(mtu - attHeaderLength, WireLimits.minChunkLength), maxChunkLength)
     }
 }
+
+extension GATTProfile {
+    /// The chunk length for a link whose stack reports the longest value one ATT write or
+    /// notification carries, as CoreBluetooth does (`maximumWriteValueLength(for:
+    /// .withoutResponse)`, `CBCentral.maximumUpdateValueLength`): ATT_MTU − 3 already.
+    public static func chunkLength(forMaximumValueLength length: Int) -> Int {
+        chunkLength(forATTMTU: length + attHeaderLength)
+    }
+}
