@@ -1,10 +1,17 @@
 import Foundation
 import Glibc
+import Subprocess
+import SystemPackage
 
-/// Starts one child with posix_spawn and supervises it on the calling thread. Shared by
-/// `HookRunner` and `DesktopNotifier` so both get the same process-group, timeout and
-/// SIGPIPE handling.
-enum Subprocess {
+/// Starts one child with swift-subprocess and has `ChildSupervisor` watch it. Shared by
+/// `HookRunner`, `DesktopNotifier` and `Command` so all get the same process-group, timeout and
+/// output handling.
+///
+/// swift-subprocess does the spawning (its own process group, an empty signal mask, default
+/// dispositions, no descriptors beyond 0–2), the non-blocking pipe reads and the reaping. What
+/// it has no notion of is a deadline, a kill that reaches the group once the leader is gone,
+/// or output cut at a limit without failing, so `ChildSupervisor` adds those.
+enum ChildProcess {
     struct Limits: Sendable {
         var timeout: Duration
         /// Time between SIGTERM and SIGKILL.
@@ -22,6 +29,8 @@ enum Subprocess {
 
     /// Finds `name` the way execvp would, except that empty PATH entries (the current
     /// directory) are skipped: a daemon should not run whatever sits in its working directory.
+    /// The library is always given the absolute result, so its own lookup (against this
+    /// process's PATH when the child's has none) never applies.
     static func resolve(_ name: String, searchPath: String?) -> String? {
         guard !name.isEmpty else { return nil }
         if name.contains("/") { return isExecutableFile(name) ? name : nil }
@@ -38,12 +47,18 @@ enum Subprocess {
         return access(path, X_OK) == 0
     }
 
-    /// `environment` is the complete child environment as "NAME=value" strings. Blocks until
-    /// the child has exited and been reaped; `cancelled` is polled so shutdown can kill it.
+    /// Merges `additions` over this process's environment.
+    static func environment(adding additions: [String: String]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(additions) { $1 }
+    }
+
+    /// `environment` is the complete child environment. Returns once the child has exited and
+    /// been reaped; `stop` ends it the way a timeout does, without counting as one. Must not be
+    /// run in a task that can be cancelled (callers detach it): see `ChildSupervisor`.
     static func run(
-        _ arguments: [String], input: Data?, environment: [String], limits: Limits,
-        standardError: StandardError = .merged, cancelled: () -> Bool
-    ) -> CommandResult {
+        _ arguments: [String], input: Data?, environment: [String: String], limits: Limits,
+        standardError: StandardError = .merged, stop: StopSignal
+    ) async -> CommandResult {
         let clock = ContinuousClock()
         let start = clock.now
         func failure(_ message: String) -> CommandResult {
@@ -54,142 +69,74 @@ enum Subprocess {
         if name.contains("/") {
             path = name  // let posix_spawn report ENOENT/EACCES precisely
         } else {
-            let searchPath = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) }
-            guard let found = resolve(name, searchPath: searchPath) else { return failure("\(name): not found on PATH") }
+            guard let found = resolve(name, searchPath: environment["PATH"]) else { return failure("\(name): not found on PATH") }
             path = found
         }
-
-        // A write to a hook that already closed stdin raises SIGPIPE on this thread; blocking it
-        // here turns that into EPIPE without changing the process-wide disposition.
-        var pipeSignal = sigset_t()
-        sigemptyset(&pipeSignal)
-        sigaddset(&pipeSignal, SIGPIPE)
-        var previousMask = sigset_t()
-        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
-        defer {
-            var pending = sigset_t()
-            sigpending(&pending)
-            if sigismember(&pending, SIGPIPE) == 1, sigismember(&previousMask, SIGPIPE) == 0 {
-                var zero = timespec()
-                _ = sigtimedwait(&pipeSignal, nil, &zero)
-            }
-            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
+        let standardInput: FileDescriptor
+        do {
+            standardInput = try input.map(StandardInput.memoryFile) ?? StandardInput.null()
+        } catch {
+            return failure("stdin: \(error)")
         }
+        defer { try? standardInput.close() }
 
-        guard let outputPipe = makePipe() else { return failure(errorMessage("pipe", errno)) }
-        var inputPipe: (read: Int32, write: Int32)?
-        if input != nil {
-            guard let made = makePipe() else {
-                close(outputPipe.read)
-                close(outputPipe.write)
-                return failure(errorMessage("pipe", errno))
-            }
-            inputPipe = made
-        }
-        var (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write, standardError: standardError)
+        var options = PlatformOptions()
+        options.processGroupID = 0  // its own group, so signals reach `sh -c` grandchildren too
+        // Only a cancelled run would use it, and runs are never cancelled; it mirrors the supervisor.
+        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: limits.killGrace)]
+        let configuration = Configuration(
+            executable: .path(FilePath(path)),
+            arguments: Arguments(Array(arguments.dropFirst())),
+            environment: .custom(Dictionary(
+                environment.compactMap { key, value in Environment.Key(rawValue: key).map { ($0, value) } },
+                uniquingKeysWith: { $1 })),
+            platformOptions: options)
+        let supervisor = ChildSupervisor(limits: limits, start: start, stop: stop)
+
         // ETXTBSY: a script written moments ago is still open for writing in a child that another
         // thread forked and that has not reached exec yet. That clears within milliseconds.
-        for delay: UInt32 in [2, 4, 8, 16, 32, 64] where spawnError == ETXTBSY {
-            usleep(delay * 1000)
-            (pid, spawnError) = spawn(path, arguments, environment, stdin: inputPipe?.read, output: outputPipe.write, standardError: standardError)
-        }
-        close(outputPipe.write)
-        if let inputPipe { close(inputPipe.read) }
-        guard spawnError == 0 else {
-            close(outputPipe.read)
-            if let inputPipe { close(inputPipe.write) }
-            return failure(errorMessage(path, spawnError))
-        }
-        var supervisor = ChildSupervisor(
-            pid: pid, inputFD: inputPipe?.write ?? -1, input: input ?? Data(),
-            outputFD: outputPipe.read, limits: limits)
-        return supervisor.run(start: start, cancelled: cancelled)
-    }
-
-    /// Close-on-exec so concurrent spawns don't inherit each other's pipe ends (which would
-    /// delay EOF), and numbered 3 or above so the dup2s onto 0–2 can't clobber one another.
-    private static func makePipe() -> (read: Int32, write: Int32)? {
-        var fds: [Int32] = [-1, -1]
-        if let pipe2: GNU.Pipe2 = GNU.symbol("pipe2") {
-            guard pipe2(&fds, O_CLOEXEC) == 0 else { return nil }
-        } else {
-            guard pipe(&fds) == 0 else { return nil }
-            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        }
-        for index in fds.indices where fds[index] < 3 {
-            let raised = fcntl(fds[index], F_DUPFD_CLOEXEC, 3)
-            guard raised >= 0 else {
-                close(fds[0])
-                close(fds[1])
-                return nil
-            }
-            close(fds[index])
-            fds[index] = raised
-        }
-        return (fds[0], fds[1])
-    }
-
-    /// The child gets its own process group (so a timeout kills `sh -c` grandchildren too), an
-    /// empty signal mask, default dispositions for signals a daemon commonly ignores or blocks,
-    /// and no file descriptors beyond 0–2.
-    private static func spawn(
-        _ path: String, _ arguments: [String], _ environment: [String], stdin: Int32?, output: Int32,
-        standardError: StandardError
-    ) -> (pid: pid_t, error: Int32) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let stdin {
-            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        }
-        posix_spawn_file_actions_adddup2(&actions, output, 1)
-        if standardError == .merged { posix_spawn_file_actions_adddup2(&actions, output, 2) }
-        if let closeFrom: GNU.AddCloseFrom = GNU.symbol("posix_spawn_file_actions_addclosefrom_np") {
-            _ = closeFrom(&actions, 3)
-        }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-
-        var pid: pid_t = 0
-        let error = withCStringArray(arguments) { argv in
-            withCStringArray(environment) { envp in
-                posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        var delay = Duration.milliseconds(2)
+        while true {
+            do {
+                let (status, outcome) = try await launch(configuration, standardInput, standardError, supervisor)
+                let (exitStatus, signal): (Int32?, Int32?) = switch status {
+                case .exited(let code): (code, nil)
+                case .signaled(let number): (nil, number)
+                }
+                return CommandResult(
+                    exitStatus: exitStatus, signal: signal, timedOut: outcome.timedOut,
+                    duration: clock.now - start, output: outcome.output, outputTruncated: outcome.truncated)
+            } catch let error as SubprocessError {
+                let code = error.underlyingError?.rawValue
+                if code == ETXTBSY, delay <= .milliseconds(64) {
+                    try? await Task.sleep(for: delay)
+                    delay *= 2
+                    continue
+                }
+                return failure(code.map { errorMessage(path, $0) } ?? "\(path): \(error)")
+            } catch {
+                return failure("\(path): \(error)")
             }
         }
-        return (pid, error)
     }
 
-    private static func withCStringArray<R>(
-        _ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R
-    ) -> R {
-        let pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
-        defer { pointers.forEach { free($0) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-    }
-
-    /// glibc functions that the Swift Glibc module hides behind _GNU_SOURCE, found at run time
-    /// (both exist since glibc 2.34); callers fall back when a C library lacks them.
-    private enum GNU {
-        typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-        static func symbol<Function>(_ name: String) -> Function? {
-            dlsym(nil, name).map { unsafeBitCast($0, to: Function.self) }
+    /// One generic call per standard-error choice, since each is its own output type.
+    private static func launch(
+        _ configuration: Configuration, _ standardInput: FileDescriptor, _ standardError: StandardError,
+        _ supervisor: ChildSupervisor
+    ) async throws -> (TerminationStatus, ChildSupervisor.Outcome) {
+        let input = FileDescriptorInput.fileDescriptor(standardInput, closeAfterSpawningProcess: false)
+        switch standardError {
+        case .merged:
+            let result = try await Subprocess.run(
+                configuration, input: input, output: .sequence, error: .combinedWithOutput,
+                body: { await supervisor.supervise($0) })
+            return (result.terminationStatus, result.closureResult)
+        case .inherited:
+            let result = try await Subprocess.run(
+                configuration, input: input, output: .sequence, error: .currentStandardError,
+                body: { await supervisor.supervise($0) })
+            return (result.terminationStatus, result.closureResult)
         }
     }
 
