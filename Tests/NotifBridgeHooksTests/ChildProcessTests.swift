@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import NotifBridgeHooks
 import NotifBridgeTestSupport
+import Synchronization
 import Testing
 
 /// What `ChildSupervisor` adds to swift-subprocess, each in the case the library alone gets wrong.
@@ -76,4 +77,22 @@ struct ChildProcessTests {
         #expect(await notifier.waitUntilIdle(timeout: .seconds(5)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: record)).isEmpty)
     }
+
+    @Test("Supervision runs on the children's own thread, so a busy global executor cannot delay a deadline")
+    func runsOnChildExecutor() async throws {
+        let threads = Threads()
+        let runner = HookRunner(command: ["/bin/sh", "-c", "exit 0"], timeout: .seconds(5)) { _ in
+            threads.record(ChildExecutor.shared.isCurrent)
+        }
+        runner.submit(Data())
+        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(threads.all == [true])
+    }
+}
+
+/// For each result, whether `onResult` ran on `ChildExecutor`'s thread.
+private final class Threads: Sendable {
+    private let onChildExecutor = Mutex<[Bool]>([])
+    func record(_ isChildExecutor: Bool) { onChildExecutor.withLock { $0.append(isChildExecutor) } }
+    var all: [Bool] { onChildExecutor.withLock { $0 } }
 }

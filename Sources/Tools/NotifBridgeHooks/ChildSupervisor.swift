@@ -14,7 +14,8 @@ import Synchronization
 ///   flood neither fails the run (as the library's `.bytes(limit:)` does) nor blocks the child.
 ///
 /// The run must not be cancelled: the library would answer with its own teardown, and the
-/// waits below would stop waiting. `Command` and `SubprocessPool` detach it for that reason.
+/// waits below would stop waiting. `Command` and `SubprocessPool` start it in an unstructured
+/// task for that reason.
 struct ChildSupervisor: Sendable {
     let limits: ChildProcess.Limits
     let start: ContinuousClock.Instant

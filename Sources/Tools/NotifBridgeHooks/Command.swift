@@ -34,7 +34,7 @@ public struct CommandResult: Sendable, Equatable {
 public enum Command {
     /// The child runs in an unstructured task, which does not inherit cancellation, so the caller's cancellation reaches it only as a
     /// stop: SIGTERM to its group, then SIGKILL after `killGrace`, as at a timeout (but not
-    /// reported as one). Nothing here blocks a thread; the library's I/O thread does the waiting.
+    /// reported as one). The caller's thread is never blocked; see `ChildExecutor`.
     public static func run(
         _ arguments: [String], input: Data, timeout: Duration, killGrace: Duration, outputLimit: Int,
         environment: [String: String] = [:]
@@ -42,7 +42,7 @@ public enum Command {
         let stop = StopSignal()
         let limits = ChildProcess.Limits(timeout: timeout, killGrace: killGrace, outputLimit: outputLimit)
         let childEnvironment = ChildProcess.environment(adding: environment)
-        let run = Task {
+        let run = Task(executorPreference: ChildExecutor.shared) {
             await ChildProcess.run(
                 arguments, input: input, environment: childEnvironment, limits: limits,
                 standardError: .inherited, stop: stop)

@@ -8,9 +8,8 @@ struct SubprocessJob: Sendable {
 }
 
 /// Runs jobs in at most `maxConcurrent` tasks with a bounded FIFO in front. `submit` only takes
-/// a lock and, at most, starts a task, so callers never wait on a child. A task waits for its
-/// child without holding a thread (swift-subprocess watches children from its own thread), so
-/// running hooks never block the executor's threads, which in `notifbridge` are NIO's loops.
+/// a lock and, at most, starts a task, so callers never wait on a child. The tasks run on
+/// `ChildExecutor`'s thread, never on the global executor (NIO's loops in `notifbridge`).
 final class SubprocessPool: Sendable {
     struct Configuration: Sendable {
         var maxConcurrent: Int
@@ -55,7 +54,7 @@ final class SubprocessPool: Sendable {
             return false
         }
         // Never cancelled: `shutdown()` stops children through `stopping` (see ChildSupervisor).
-        if startNow { Task { await work(startingWith: job) } }
+        if startNow { Task(executorPreference: ChildExecutor.shared) { await self.work(startingWith: job) } }
     }
 
     var statistics: HookStatistics {
