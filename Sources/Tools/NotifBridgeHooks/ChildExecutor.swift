@@ -8,6 +8,11 @@ import Synchronization
 /// threads on a two-core machine) cannot hold up a SIGTERM, and supervision never takes time
 /// from those loops. Supervision only awaits (the library reads without blocking, spawns on its
 /// own worker thread and watches exits on another), so one thread serves any number of children.
+///
+/// One step still needs the global executor: swift-subprocess finishes every run with an
+/// unstructured `Task` (its `withUncancelledTask`), which inherits priority but not the executor
+/// preference. Runs therefore start at high priority, so that step is not queued behind
+/// CPU-bound work of default priority (in the full test run, several seconds of it).
 final class ChildExecutor: TaskExecutor, @unchecked Sendable {
     static let shared = ChildExecutor()
 

@@ -42,7 +42,7 @@ public enum Command {
         let stop = StopSignal()
         let limits = ChildProcess.Limits(timeout: timeout, killGrace: killGrace, outputLimit: outputLimit)
         let childEnvironment = ChildProcess.environment(adding: environment)
-        let run = Task(executorPreference: ChildExecutor.shared) {
+        let run = Task(executorPreference: ChildExecutor.shared, priority: .high) {
             await ChildProcess.run(
                 arguments, input: input, environment: childEnvironment, limits: limits,
                 standardError: .inherited, stop: stop)

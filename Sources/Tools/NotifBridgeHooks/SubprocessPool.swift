@@ -54,7 +54,8 @@ final class SubprocessPool: Sendable {
             return false
         }
         // Never cancelled: `shutdown()` stops children through `stopping` (see ChildSupervisor).
-        if startNow { Task(executorPreference: ChildExecutor.shared) { await self.work(startingWith: job) } }
+        // The executor and the priority: see ChildExecutor.
+        if startNow { Task(executorPreference: ChildExecutor.shared, priority: .high) { await self.work(startingWith: job) } }
     }
 
     var statistics: HookStatistics {
