@@ -19,6 +19,9 @@ let nioEmbedded = Target.Dependency.product(name: "NIOEmbedded", package: "swift
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let subprocess = Target.Dependency.product(name: "Subprocess", package: "swift-subprocess")
+// FilePath and FileDescriptor, which swift-subprocess takes; on Apple platforms the SDK's System has them.
+let systemPackage = Target.Dependency.product(name: "SystemPackage", package: "swift-system")
 
 let package = Package(
     name: "NotifBridge",
@@ -47,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // MARK: Protocol: shared by both sides, no IO.
@@ -153,9 +158,11 @@ let package = Package(
         // MARK: Tools
 
         // Child processes: user hooks (a command per alert, JSON on stdin), service extensions
-        // and desktop notifications, each bounded in time and output.
+        // and desktop notifications, each bounded in time and output. swift-subprocess spawns and
+        // reaps them; this target adds the deadline, the process-group kill and the output cap.
         .target(
             name: "NotifBridgeHooks",
+            dependencies: [subprocess, systemPackage],
             path: "Sources/Tools/NotifBridgeHooks",
             swiftSettings: swiftSettings
         ),

@@ -1,150 +1,156 @@
-import Foundation
 import Glibc
+import Subprocess
+import Synchronization
 
-/// Feeds a spawned child its stdin, collects its output and enforces the timeout, all with
-/// non-blocking descriptors on one thread: a hook that never reads stdin, floods its output or
-/// hangs can stall only itself, and only until the deadline.
-struct ChildSupervisor {
-    let pid: pid_t
-    private var inputFD: Int32
-    private let input: Data
-    private var written = 0
-    private var outputFD: Int32
-    private var output: [UInt8] = []
-    private var truncated = false
-    private let limits: Subprocess.Limits
+/// The part of a run swift-subprocess leaves to its caller, done inside `run`'s body while the
+/// leader is still unreaped: its process-group id stays reserved until the library reaps it
+/// after the body returns, so every signal here reaches this child's group and no other.
+///
+/// - The deadline (or `stop`): SIGTERM to the group, SIGKILL to the group after the grace.
+///   The library's `teardownSequence` would do that only for a cancelled task, and gives up
+///   as soon as the leader exits, leaving grandchildren that ignore SIGTERM running.
+/// - After a termination, SIGKILL to the group once the leader is gone, for the same reason.
+/// - The output cap: the first `outputLimit` bytes are kept and the rest read and dropped, so a
+///   flood neither fails the run (as the library's `.bytes(limit:)` does) nor blocks the child.
+///
+/// The run must not be cancelled: the library would answer with its own teardown, and the
+/// waits below would stop waiting. `Command` and `SubprocessPool` start it in an unstructured
+/// task for that reason.
+struct ChildSupervisor: Sendable {
+    let limits: ChildProcess.Limits
+    let start: ContinuousClock.Instant
+    let stop: StopSignal
 
-    /// The leader's exit is noticed by polling, because SIGCHLD is process-wide and belongs to
-    /// the host program; the interval backs off so quick hooks are seen within a millisecond.
+    struct Outcome: Sendable {
+        var output: [UInt8] = []
+        var truncated = false
+        var timedOut = false
+    }
+
+    /// The leader's exit is noticed by polling only when its output closed before it exited,
+    /// which is rare; the interval backs off so quick exits are seen within a millisecond.
     private static let maximumTick = Duration.milliseconds(25)
 
-    init(pid: pid_t, inputFD: Int32, input: Data, outputFD: Int32, limits: Subprocess.Limits) {
-        self.pid = pid
-        self.inputFD = inputFD
-        self.input = input
-        self.outputFD = outputFD
-        self.limits = limits
-        for fd in [inputFD, outputFD] where fd >= 0 {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-    }
-
-    mutating func run(start: ContinuousClock.Instant, cancelled: () -> Bool) -> CommandResult {
-        let clock = ContinuousClock()
-        let deadline = start + limits.timeout
-        var terminatedAt: ContinuousClock.Instant?
-        var killed = false
-        var timedOut = false
-        var tick = Duration.milliseconds(1)
-        pumpInput()
-        while case .running = exitState() {
-            let now = clock.now
-            if terminatedAt == nil, now >= deadline || cancelled() {
-                timedOut = now >= deadline
-                kill(-pid, SIGTERM)
-                terminatedAt = now
-            }
-            var wait = tick
-            if let terminatedAt {
-                if !killed, now >= terminatedAt + limits.killGrace {
-                    kill(-pid, SIGKILL)
-                    killed = true
+    func supervise<I, E>(_ execution: Execution<I, SequenceOutput, E>) async -> Outcome {
+        let pid = execution.processIdentifier.value
+        var outcome = Outcome()
+        let termination = await withTaskGroup(of: Termination.self) { group in
+            group.addTask { await enforceDeadline(execution, pid: pid) }
+            // Ends at end of file, or when the library sees the leader exit: a grandchild may hold
+            // the pipe open, and the library then stops waiting for its end of file.
+            do {
+                for try await buffer in execution.standardOutput {
+                    buffer.withUnsafeBytes { bytes in
+                        let room = max(0, limits.outputLimit - outcome.output.count)
+                        outcome.output.append(contentsOf: bytes.prefix(room))
+                        if bytes.count > room { outcome.truncated = true }
+                    }
                 }
-                if !killed { wait = min(wait, terminatedAt + limits.killGrace - now) }
-            } else {
-                wait = min(wait, deadline - now)
+            } catch {
+                // A read error ends the output; the exit status still tells how the child fared.
             }
-            waitForDescriptors(wait)
-            tick = min(tick * 2, Self.maximumTick)
-            pumpInput()
-            pumpOutput()
+            var tick = Duration.milliseconds(1)
+            while !Self.leaderExited(pid) {
+                try? await Task.sleep(for: tick)
+                tick = min(tick * 2, Self.maximumTick)
+            }
+            group.cancelAll()
+            return await group.next() ?? Termination()
         }
-        pumpOutput()
-        // The unreaped leader keeps the group id reserved, so this cannot hit a recycled group.
-        if terminatedAt != nil { kill(-pid, SIGKILL) }
-        let status = reap()
-        closeDescriptors()
-
-        return CommandResult(
-            exitStatus: status?.exitStatus, signal: status?.signal, timedOut: timedOut,
-            duration: clock.now - start, output: output, outputTruncated: truncated)
+        if termination.signalled { try? execution.send(signal: .kill, toProcessGroup: true) }
+        outcome.timedOut = termination.timedOut
+        return outcome
     }
 
-    private enum ExitState { case running, exited, lost }
+    private struct Termination: Sendable {
+        var signalled = false
+        var timedOut = false
+    }
 
-    /// WNOWAIT leaves the zombie in place until `reap`, after the group has been cleaned up.
-    private func exitState() -> ExitState {
+    /// Waits for the deadline or `stop`, then terminates the group; returns early when
+    /// cancelled because the leader has exited on its own.
+    private func enforceDeadline<I, O, E>(_ execution: Execution<I, O, E>, pid: pid_t) async -> Termination {
+        let deadline = start + limits.timeout
+        let reason = await withTaskGroup(of: Reason.self) { group in
+            group.addTask { (try? await Task.sleep(until: deadline, clock: .continuous)) == nil ? .cancelled : .deadline }
+            group.addTask {
+                await stop.wait()
+                return Task.isCancelled ? .cancelled : .stopped
+            }
+            let first = await group.next() ?? .cancelled
+            group.cancelAll()
+            return first
+        }
+        guard reason != .cancelled, !Self.leaderExited(pid) else { return Termination() }
+        try? execution.send(signal: .terminate, toProcessGroup: true)
+        let termination = Termination(signalled: true, timedOut: reason == .deadline)
+        guard (try? await Task.sleep(for: limits.killGrace)) != nil else { return termination }
+        try? execution.send(signal: .kill, toProcessGroup: true)
+        return termination
+    }
+
+    private enum Reason: Sendable { case deadline, stopped, cancelled }
+
+    /// WNOWAIT leaves the zombie for the library to reap; ECHILD (reaped elsewhere) counts as exited.
+    private static func leaderExited(_ pid: pid_t) -> Bool {
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 {
-            if errno != EINTR { return .lost }  // ECHILD: someone else reaped it
+            if errno != EINTR { return true }
         }
-        return info._sifields._sigchld.si_pid == pid ? .exited : .running
+        return info._sifields._sigchld.si_pid == pid
+    }
+}
+
+/// Asks running children to stop, as `shutdown()` and task cancellation do. Waiters wake at
+/// once, with no polling; a waiter whose task is cancelled wakes too.
+final class StopSignal: Sendable {
+    private struct State {
+        var stopped = false
+        var nextID = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waiters cancelled before they parked, so they don't park at all.
+        var cancelled: Set<Int> = []
     }
 
-    private func reap() -> (exitStatus: Int32?, signal: Int32?)? {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return nil }
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func stop() {
+        let waiters = state.withLock { state in
+            state.stopped = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
         }
-        let low = status & 0x7f
-        if low == 0 { return ((status >> 8) & 0xff, nil) }
-        return (nil, low)
+        for waiter in waiters { waiter.resume() }
     }
 
-    private func waitForDescriptors(_ timeout: Duration) {
-        var fds: [pollfd] = []
-        if inputFD >= 0 { fds.append(pollfd(fd: inputFD, events: Int16(POLLOUT), revents: 0)) }
-        if outputFD >= 0 { fds.append(pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0)) }
-        let (seconds, attoseconds) = max(timeout, .zero).components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        _ = poll(&fds, nfds_t(fds.count), Int32(clamping: milliseconds))
-    }
-
-    private mutating func pumpInput() {
-        guard inputFD >= 0 else { return }
-        while written < input.count {
-            let count = input.withUnsafeBytes { bytes in
-                write(inputFD, bytes.baseAddress! + written, bytes.count - written)
+    /// Returns once `stop()` has been called, or the calling task is cancelled.
+    func wait() async {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let parked = state.withLock { state in
+                    if state.stopped || state.cancelled.remove(id) != nil { return false }
+                    state.waiters[id] = continuation
+                    return true
+                }
+                if !parked { continuation.resume() }
             }
-            if count > 0 {
-                written += count
-            } else if count < 0, errno == EINTR {
-                continue
-            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                return
-            } else {
-                break  // EPIPE: the hook closed stdin or exited without reading it all; its choice.
+        } onCancel: {
+            let waiter = state.withLock { state in
+                // Once stopped, every waiter is resumed or will not park: nothing to record.
+                guard !state.stopped else { return CheckedContinuation<Void, Never>?.none }
+                guard let waiter = state.waiters.removeValue(forKey: id) else {
+                    state.cancelled.insert(id)
+                    return CheckedContinuation<Void, Never>?.none
+                }
+                return waiter
             }
+            waiter?.resume()
         }
-        close(inputFD)
-        inputFD = -1
-    }
-
-    /// Reads at most 64 KiB per call so a hook flooding its output can't starve the deadline check.
-    private mutating func pumpOutput() {
-        guard outputFD >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        for _ in 0..<16 {
-            let count = buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) }
-            if count > 0 {
-                let room = max(0, limits.outputLimit - output.count)
-                output.append(contentsOf: buffer.prefix(min(count, room)))
-                if count > room { truncated = true }
-            } else if count < 0, errno == EINTR {
-                continue
-            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                return
-            } else {
-                close(outputFD)  // end of file: every writer, grandchildren included, is done
-                outputFD = -1
-                return
-            }
-        }
-    }
-
-    private mutating func closeDescriptors() {
-        for fd in [inputFD, outputFD] where fd >= 0 { close(fd) }
-        inputFD = -1
-        outputFD = -1
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How one child process ended, with its output as bytes.
 public struct CommandResult: Sendable, Equatable {
@@ -33,33 +32,25 @@ public struct CommandResult: Sendable, Equatable {
 /// SIGTERM then SIGKILL to the group at the timeout, bounded output), except that only standard
 /// output is captured: standard error goes to this process's, so diagnostics never corrupt it.
 public enum Command {
-    /// Runs on a dedicated thread, so a slow child never holds a cooperative-pool thread.
-    /// Cancelling the task terminates the child's group the way a timeout does.
+    /// The child runs in an unstructured task, which does not inherit cancellation, so the caller's cancellation reaches it only as a
+    /// stop: SIGTERM to its group, then SIGKILL after `killGrace`, as at a timeout (but not
+    /// reported as one). The caller's thread is never blocked; see `ChildExecutor`.
     public static func run(
         _ arguments: [String], input: Data, timeout: Duration, killGrace: Duration, outputLimit: Int,
         environment: [String: String] = [:]
     ) async -> CommandResult {
-        let cancelled = CancelFlag()
-        let limits = Subprocess.Limits(timeout: timeout, killGrace: killGrace, outputLimit: outputLimit)
-        let childEnvironment = SubprocessPool.environment(adding: environment)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<CommandResult, Never>) in
-                let thread = Thread {
-                    continuation.resume(returning: Subprocess.run(
-                        arguments, input: input, environment: childEnvironment, limits: limits,
-                        standardError: .inherited, cancelled: { cancelled.isSet }))
-                }
-                thread.name = "notifbridge-command"
-                thread.start()
-            }
-        } onCancel: {
-            cancelled.set()
+        let stop = StopSignal()
+        let limits = ChildProcess.Limits(timeout: timeout, killGrace: killGrace, outputLimit: outputLimit)
+        let childEnvironment = ChildProcess.environment(adding: environment)
+        let run = Task(executorPreference: ChildExecutor.shared, priority: .high) {
+            await ChildProcess.run(
+                arguments, input: input, environment: childEnvironment, limits: limits,
+                standardError: .inherited, stop: stop)
         }
-    }
-
-    private final class CancelFlag: Sendable {
-        private let value = Atomic<Bool>(false)
-        var isSet: Bool { value.load(ordering: .acquiring) }
-        func set() { value.store(true, ordering: .releasing) }
+        return await withTaskCancellationHandler {
+            await run.value
+        } onCancel: {
+            stop.stop()
+        }
     }
 }

@@ -19,9 +19,9 @@ public struct DesktopNotifier: Sendable {
         executable: String = "notify-send", timeout: Duration = .seconds(5),
         onResult: @escaping @Sendable (HookResult) -> Void = { _ in }
     ) {
-        let environment = SubprocessPool.environment(adding: [:])
+        let environment = ChildProcess.environment(adding: [:])
         let searchPath = ProcessInfo.processInfo.environment["PATH"]
-        guard let resolved = Subprocess.resolve(executable, searchPath: searchPath) else { return nil }
+        guard let resolved = ChildProcess.resolve(executable, searchPath: searchPath) else { return nil }
         self.executable = resolved
         pool = SubprocessPool(
             configuration: .init(

@@ -6,7 +6,7 @@ import Foundation
 /// The command is an argv, never a shell line; write `["/bin/sh", "-c", "…"]` to get a shell.
 /// A first element without a slash is looked up on PATH (of the hook's environment) per run.
 /// Each run gets its own process group, which is what a timeout or `shutdown()` signals, so
-/// children of `sh -c` die with it. `onResult` is called on a runner thread; keep it short.
+/// children of `sh -c` die with it. `onResult` is called on the runners' thread; keep it short.
 public final class HookRunner: Sendable {
     public let command: [String]
     private let pool: SubprocessPool
@@ -29,7 +29,7 @@ public final class HookRunner: Sendable {
             configuration: .init(
                 maxConcurrent: maxConcurrent, maxQueued: maxQueued,
                 limits: .init(timeout: timeout, killGrace: killGrace, outputLimit: Self.outputLimit),
-                environment: SubprocessPool.environment(adding: environment)),
+                environment: ChildProcess.environment(adding: environment)),
             onResult: onResult)
     }
 

@@ -7,15 +7,16 @@ struct SubprocessJob: Sendable {
     var input: Data?
 }
 
-/// Runs jobs on at most `maxConcurrent` dedicated threads with a bounded FIFO in front.
-/// `submit` only takes a lock and, at most, starts a thread, so callers never wait on a child.
+/// Runs jobs in at most `maxConcurrent` tasks with a bounded FIFO in front. `submit` only takes
+/// a lock and, at most, starts a task, so callers never wait on a child. The tasks run on
+/// `ChildExecutor`'s thread, never on the global executor (NIO's loops in `notifbridge`).
 final class SubprocessPool: Sendable {
     struct Configuration: Sendable {
         var maxConcurrent: Int
         var maxQueued: Int
-        var limits: Subprocess.Limits
-        /// The complete child environment as "NAME=value".
-        var environment: [String]
+        var limits: ChildProcess.Limits
+        /// The complete child environment.
+        var environment: [String: String]
     }
 
     private struct State {
@@ -27,8 +28,8 @@ final class SubprocessPool: Sendable {
     private let configuration: Configuration
     private let onResult: @Sendable (HookResult) -> Void
     private let state: Mutex<State>
-    /// Read by running supervisors on every tick, hence an atomic rather than the lock.
-    private let stopping = Atomic<Bool>(false)
+    /// Wakes every running supervisor at `shutdown()`.
+    private let stopping = StopSignal()
 
     init(configuration: Configuration, onResult: @escaping @Sendable (HookResult) -> Void) {
         precondition(configuration.maxConcurrent >= 1, "maxConcurrent must be at least 1")
@@ -36,13 +37,6 @@ final class SubprocessPool: Sendable {
         self.configuration = configuration
         self.onResult = onResult
         state = Mutex(State(queue: BoundedQueue(capacity: configuration.maxQueued)))
-    }
-
-    /// Merges `additions` over this process's environment, in a stable order.
-    static func environment(adding additions: [String: String]) -> [String] {
-        ProcessInfo.processInfo.environment.merging(additions) { $1 }
-            .map { "\($0.key)=\($0.value)" }
-            .sorted()
     }
 
     func submit(_ job: SubprocessJob) {
@@ -59,11 +53,9 @@ final class SubprocessPool: Sendable {
             if state.queue.append(job) { state.statistics.dropped += 1 }
             return false
         }
-        if startNow {
-            let thread = Thread { [self] in work(startingWith: job) }
-            thread.name = "notifbridge-hook"
-            thread.start()
-        }
+        // Never cancelled: `shutdown()` stops children through `stopping` (see ChildSupervisor).
+        // The executor and the priority: see ChildExecutor.
+        if startNow { Task(executorPreference: ChildExecutor.shared, priority: .high) { await self.work(startingWith: job) } }
     }
 
     var statistics: HookStatistics {
@@ -95,20 +87,20 @@ final class SubprocessPool: Sendable {
 
     /// Drops queued jobs and terminates running children (SIGTERM, then SIGKILL after the grace).
     func shutdown() {
-        stopping.store(true, ordering: .releasing)
         state.withLock { state in
             state.stopped = true
             state.statistics.dropped += state.queue.count
             state.queue.removeAll()
         }
+        stopping.stop()
     }
 
-    private func work(startingWith first: SubprocessJob) {
+    private func work(startingWith first: SubprocessJob) async {
         var job = first
         while true {
-            let result = HookResult(Subprocess.run(
+            let result = HookResult(await ChildProcess.run(
                 job.arguments, input: job.input, environment: configuration.environment,
-                limits: configuration.limits, cancelled: { stopping.load(ordering: .acquiring) }))
+                limits: configuration.limits, stop: stopping))
             state.withLock { state in
                 if result.timedOut {
                     state.statistics.timedOut += 1
