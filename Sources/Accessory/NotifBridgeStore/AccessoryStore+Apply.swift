@@ -48,18 +48,18 @@ extension AccessoryStore {
             var batch = BatchContext(now: now)
             var results: [Result<Applied, any Error>] = []
             for item in events {
-                var result: Result<Applied, any Error> = .failure(UnknownExchange(exchangeID: item.exchangeID))
-                do {
-                    if case .removeAll = item.event.event {
-                        try db.inSavepoint {
-                            result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, batch: &batch, conditions: conditions, burst: planned, db: db))
-                            return .commit
-                        }
-                    } else {
-                        result = .success(try Self.apply(item.event, exchangeID: item.exchangeID, batch: &batch, conditions: conditions, burst: planned, db: db))
+                func applyItem() throws -> Applied {
+                    try Self.apply(item.event, exchangeID: item.exchangeID, batch: &batch, conditions: conditions, burst: planned, db: db)
+                }
+                let result = Result<Applied, any Error> {
+                    guard case .removeAll = item.event.event else { return try applyItem() }
+                    var applied: Applied?
+                    try db.inSavepoint {
+                        applied = try applyItem()
+                        return .commit
                     }
-                } catch {
-                    result = .failure(error)
+                    // inSavepoint returned, so its body ran to `.commit` and set it.
+                    return applied!
                 }
                 if case .success(let applied) = result, let step = applied.outcome.plan.burst { planned.advance(step) }
                 results.append(result)
