@@ -73,6 +73,85 @@ public nonisolated enum Notifbridge_V1_Transport: SwiftProtobuf.Enum, Swift.Case
 
 }
 
+/// The ANCS CategoryID (Apple's ANCS specification), plus one so that 0 means unset.
+public nonisolated enum Notifbridge_V1_Category: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case other // = 1
+  case incomingCall // = 2
+  case missedCall // = 3
+  case voicemail // = 4
+  case social // = 5
+  case schedule // = 6
+  case email // = 7
+  case news // = 8
+  case healthAndFitness // = 9
+  case businessAndFinance // = 10
+  case location // = 11
+  case entertainment // = 12
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .other
+    case 2: self = .incomingCall
+    case 3: self = .missedCall
+    case 4: self = .voicemail
+    case 5: self = .social
+    case 6: self = .schedule
+    case 7: self = .email
+    case 8: self = .news
+    case 9: self = .healthAndFitness
+    case 10: self = .businessAndFinance
+    case 11: self = .location
+    case 12: self = .entertainment
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .other: return 1
+    case .incomingCall: return 2
+    case .missedCall: return 3
+    case .voicemail: return 4
+    case .social: return 5
+    case .schedule: return 6
+    case .email: return 7
+    case .news: return 8
+    case .healthAndFitness: return 9
+    case .businessAndFinance: return 10
+    case .location: return 11
+    case .entertainment: return 12
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Notifbridge_V1_Category] = [
+    .unspecified,
+    .other,
+    .incomingCall,
+    .missedCall,
+    .voicemail,
+    .social,
+    .schedule,
+    .email,
+    .news,
+    .healthAndFitness,
+    .businessAndFinance,
+    .location,
+    .entertainment,
+  ]
+
+}
+
 /// Bits of Notification.attributes.
 public nonisolated enum Notifbridge_V1_Attribute: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -779,6 +858,12 @@ public nonisolated struct Notifbridge_V1_Notification: @unchecked Sendable {
     set {_uniqueStorage()._attachments = newValue}
   }
 
+  /// set only for notifications that came through ANCS
+  public var category: Notifbridge_V1_Category {
+    get {_storage._category}
+    set {_uniqueStorage()._category = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1228,6 +1313,10 @@ fileprivate nonisolated let _protobuf_package = "notifbridge.v1"
 
 nonisolated extension Notifbridge_V1_Transport: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TRANSPORT_UNSPECIFIED\0\u{1}TRANSPORT_BLUETOOTH\0\u{1}TRANSPORT_LOCAL_NETWORK\0\u{1}TRANSPORT_INTERNET\0")
+}
+
+nonisolated extension Notifbridge_V1_Category: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CATEGORY_UNSPECIFIED\0\u{1}CATEGORY_OTHER\0\u{1}CATEGORY_INCOMING_CALL\0\u{1}CATEGORY_MISSED_CALL\0\u{1}CATEGORY_VOICEMAIL\0\u{1}CATEGORY_SOCIAL\0\u{1}CATEGORY_SCHEDULE\0\u{1}CATEGORY_EMAIL\0\u{1}CATEGORY_NEWS\0\u{1}CATEGORY_HEALTH_AND_FITNESS\0\u{1}CATEGORY_BUSINESS_AND_FINANCE\0\u{1}CATEGORY_LOCATION\0\u{1}CATEGORY_ENTERTAINMENT\0")
 }
 
 nonisolated extension Notifbridge_V1_Attribute: SwiftProtobuf._ProtoNameProviding {
@@ -2044,7 +2133,7 @@ nonisolated extension Notifbridge_V1_NotificationID: SwiftProtobuf.Message, Swif
 
 nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Notification"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}source_name\0\u{1}title\0\u{1}subtitle\0\u{1}body\0\u{1}summary\0\u{3}thread_identifier\0\u{3}delivery_date_ms\0\u{3}display_date\0\u{1}attributes\0\u{1}actions\0\u{3}source_icon\0\u{3}context_icon\0\u{1}attachments\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}source_name\0\u{1}title\0\u{1}subtitle\0\u{1}body\0\u{1}summary\0\u{3}thread_identifier\0\u{3}delivery_date_ms\0\u{3}display_date\0\u{1}attributes\0\u{1}actions\0\u{3}source_icon\0\u{3}context_icon\0\u{1}attachments\0\u{1}category\0")
 
   fileprivate class _StorageClass {
     var _id: Notifbridge_V1_NotificationID? = nil
@@ -2061,6 +2150,7 @@ nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftP
     var _sourceIcon: Notifbridge_V1_File? = nil
     var _contextIcon: Notifbridge_V1_File? = nil
     var _attachments: [Notifbridge_V1_File] = []
+    var _category: Notifbridge_V1_Category = .unspecified
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2085,6 +2175,7 @@ nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftP
       _sourceIcon = source._sourceIcon
       _contextIcon = source._contextIcon
       _attachments = source._attachments
+      _category = source._category
     }
   }
 
@@ -2117,6 +2208,7 @@ nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftP
         case 12: try { try decoder.decodeSingularMessageField(value: &_storage._sourceIcon) }()
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._contextIcon) }()
         case 14: try { try decoder.decodeRepeatedMessageField(value: &_storage._attachments) }()
+        case 15: try { try decoder.decodeSingularEnumField(value: &_storage._category) }()
         default: break
         }
       }
@@ -2171,6 +2263,9 @@ nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftP
       if !_storage._attachments.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._attachments, fieldNumber: 14)
       }
+      if _storage._category != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._category, fieldNumber: 15)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2194,6 +2289,7 @@ nonisolated extension Notifbridge_V1_Notification: SwiftProtobuf.Message, SwiftP
         if _storage._sourceIcon != rhs_storage._sourceIcon {return false}
         if _storage._contextIcon != rhs_storage._contextIcon {return false}
         if _storage._attachments != rhs_storage._attachments {return false}
+        if _storage._category != rhs_storage._category {return false}
         return true
       }
       if !storagesAreEqual {return false}
