@@ -30,6 +30,7 @@ let package = Package(
     products: [
         .executable(name: "notifbridge", targets: ["notifbridge"]),
         .library(name: "NotifBridgeWire", targets: ["NotifBridgeWire"]),
+        .library(name: "NotifBridgeANCS", targets: ["NotifBridgeANCS"]),
         .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
         .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
         .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
@@ -62,6 +63,15 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/Protocol/NotifBridgeWire",
             exclude: ["Proto/README.md", "Proto/notifbridge.proto", "Proto/notifbridge.options"],
+            swiftSettings: swiftSettings
+        ),
+        // The Apple Notification Center Service, both sides (the accessory's client and the
+        // simulated iPhone's server), and its mapping onto HostEvent. No IO: the Bluetooth
+        // driver carries the bytes and the time (docs/ANCS.md).
+        .target(
+            name: "NotifBridgeANCS",
+            dependencies: ["NotifBridgeWire"],
+            path: "Sources/Protocol/NotifBridgeANCS",
             swiftSettings: swiftSettings
         ),
         // HPKE recipient and sender, and AES-GCM, exactly as the platform does them.
@@ -227,6 +237,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeWireTests",
             dependencies: ["NotifBridgeWire", "NotifBridgeVectors", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeANCSTests",
+            dependencies: ["NotifBridgeANCS", "NotifBridgeWire"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
