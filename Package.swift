@@ -213,7 +213,7 @@ let package = Package(
             name: "NotifBridgeFuzzing",
             dependencies: [
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore",
-                "NotifBridgeTCP", "NotifBridgeAccessory", "NotifBridgeScenario", "NotifBridgeDisplay",
+                "NotifBridgeTCP", "NotifBridgeAccessory", "NotifBridgeScenario", "NotifBridgeDisplay", "NotifBridgeANCS",
                 crypto, nioCore, nioEmbedded,
             ],
             path: "Sources/Tools/NotifBridgeFuzzing",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes FuzzTesting/Corpus/<target>/ from the repository's own inputs, deterministically:
-the golden vectors (Tests/Vectors/golden-v1.json), Fixtures/apns, Scenarios/*.yaml and the
-Examples policy. Input layouts are FuzzTarget's (Sources/Tools/NotifBridgeFuzzing): records are
+the golden vectors (Tests/Vectors/golden-v1.json, Tests/Vectors/ancs), Fixtures/apns,
+Scenarios/*.yaml and the Examples policy. Input layouts are FuzzTarget's (Sources/Tools/NotifBridgeFuzzing): records are
 tag(1) | length(2, little-endian) | body.
 
     FuzzTesting/make-seeds.py            # rewrite the corpus
@@ -183,8 +183,28 @@ def file_seeds():
     return {"scenario": scenario, "policy": policy}
 
 
+def ancs_seeds():
+    """ANCSTarget's records: 0 Notification Source, 1 Data Source, 2 tick, 3 action, 4 failed
+    write, 5 a write to the phone model; bits 3-5 of the tag are seconds that pass first."""
+    seeds, exchanges = {}, {}
+    for path in sorted((ROOT / "Tests/Vectors/ancs").glob("*.hex")):
+        body = b""
+        for line in path.read_text().splitlines():
+            label, _, value = line.partition(":")
+            if label in ("ns", "ds"):
+                body += record(0 if label == "ns" else 1, bytes.fromhex(value))
+        exchanges[path.stem] = body
+    seeds.update(exchanges)
+    call = exchanges["incoming-call"]
+    seeds["actions"] = call + record(3, b"\x00\x02\x01\x00\x00") + record(3, b"\x01\x02\x01\x00\x00") + record(4) + record(2)
+    seeds["timeout"] = call[:40] + record(2 | 6 << 3) + call
+    seeds["phone-writes"] = b"".join(record(5, bytes.fromhex(w)) for w in (
+        "00 01 00 00 00 00 01 10 00 03 20 00 05", "01 63 6f 6d 2e 61 00 00", "02 01 00 00 00 00", "02 01 00 00 00 01", "03"))
+    return {"ancs": seeds}
+
+
 def write(directory):
-    for seeds in (wire_seeds(), session_seeds(), ledger_seeds(), text_seeds(), file_seeds()):
+    for seeds in (wire_seeds(), session_seeds(), ledger_seeds(), text_seeds(), file_seeds(), ancs_seeds()):
         for target, files in seeds.items():
             folder = directory / target
             folder.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case scenario
     /// Policy files, and the daemon's use of what they set.
     case policy
+    /// The ANCS client fed Notification Source and Data Source bytes, time and actions.
+    case ancs
 
     /// Runs the target on one input.
     public func run(_ input: UnsafeRawBufferPointer) {
@@ -37,6 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .apns: TextTargets.apns(bytes)
         case .scenario: FileTargets.scenario(bytes)
         case .policy: FileTargets.policy(bytes)
+        case .ancs: ANCSTarget.run(bytes)
         }
     }
 }
