@@ -63,6 +63,8 @@ struct ANCSRoundTripTests {
             case .writeControlPoint: break
             }
         }
+        #expect(!held.isEmpty)
+        #expect(!link.performed.isEmpty)
         #expect(held == Self.expected(link.server, limits: limits))
         #expect(link.client.trackedCount == link.server.notifications.count)
     }
