@@ -87,7 +87,7 @@ let package = Package(
         // The session state machine, the ledger rules and the alert planner. No IO.
         .target(
             name: "NotifBridgeAccessoryCore",
-            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeANCS"],
             path: "Sources/Accessory/NotifBridgeAccessoryCore",
             swiftSettings: swiftSettings
         ),
@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "NotifBridgeAccessory",
             dependencies: [
-                "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
+                "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
                 "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
@@ -129,7 +129,7 @@ let package = Package(
         // hold afterwards. Parsing and checking only; no IO.
         .target(
             name: "NotifBridgeScenario",
-            dependencies: ["NotifBridgeHostCore", .product(name: "Yams", package: "Yams")],
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeANCS", .product(name: "Yams", package: "Yams")],
             path: "Sources/Phone/NotifBridgeScenario",
             swiftSettings: swiftSettings
         ),
@@ -198,7 +198,7 @@ let package = Package(
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -251,7 +251,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeAccessoryCoreTests",
-            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -262,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeHostCoreTests",
             dependencies: [
-                "NotifBridgeHostCore", "NotifBridgeAccessoryCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeScenario",
+                "NotifBridgeHostCore", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeScenario",
                 "NotifBridgeFixtures", "NotifBridgeTestSupport",
             ],
             swiftSettings: swiftSettings
@@ -310,7 +310,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
                 logging, nioCore, nioEmbedded, serviceLifecycle,
             ],

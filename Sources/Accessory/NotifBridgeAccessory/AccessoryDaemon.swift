@@ -20,6 +20,7 @@ public final class AccessoryDaemon: Sendable {
     let keys: KeyRing
     let pipeline: AlertPipeline
     let runner: ConnectionRunner
+    let ancs: ANCSRunner
     let presenter: any Presenter
     let logger: Logger
     let gate: LogGate
@@ -74,7 +75,8 @@ public final class AccessoryDaemon: Sendable {
             configuration: configuration, keys: keys, store: store, pipeline: pipeline, registry: registry,
             gate: gate, presenter: presenter, logger: logger, budget: reassemblyBudget
         )
-        control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger)
+        ancs = ANCSRunner(store: store, pipeline: pipeline, registry: registry, presenter: presenter, logger: logger)
+        control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger, ancs: ancs)
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
@@ -108,14 +110,16 @@ public final class AccessoryDaemon: Sendable {
     /// Serves the links a transport has opened (each BLE central that connects), and the control
     /// socket, until the task is cancelled.
     /// - Parameter announce: what the presenter shows once the accessory can be reached.
-    public func run(links: AsyncStream<ChunkLink>, announce: PresenterEvent) async throws {
-        try await run(StreamLinkSource(links, announcing: announce))
+    /// - Parameter ancs: notifications from the connected iPhone's ANCS service, if consumed.
+    public func run(links: AsyncStream<ChunkLink>, announce: PresenterEvent, ancs: (any ANCSPort)? = nil) async throws {
+        try await run(StreamLinkSource(links, announcing: announce), ancs: ancs)
     }
 
-    /// Runs a link source beside the control service and the once-a-half-second summaries (of
-    /// rationed log lines and of the burst limiter's held-back notifications), until the task is
-    /// cancelled or `shutdown()` is called. `onReady` runs once peers can reach the accessory.
-    public func run(_ source: some LinkSource, onReady: @escaping @Sendable () -> Void = {}) async throws {
+    /// Runs a link source (and the notifications of an ANCS port, if given) beside the control
+    /// service and the once-a-half-second summaries (of rationed log lines and of the burst
+    /// limiter's held-back notifications), until the task is cancelled or `shutdown()` is
+    /// called. `onReady` runs once peers can reach the accessory.
+    public func run(_ source: some LinkSource, ancs port: (any ANCSPort)? = nil, onReady: @escaping @Sendable () -> Void = {}) async throws {
         let socket = try await ControlSocket.listen(path: configuration.controlSocketPath)
         logger.info("control socket \(configuration.controlSocketPath)")
         do {
@@ -138,6 +142,9 @@ public final class AccessoryDaemon: Sendable {
                                 }
                             }
                         }
+                    }
+                    if let port {
+                        group.addTask { await self.ancs.run(port) }
                     }
                     group.addTask { try await self.runSummaries() }
                     group.addTask { try await self.drainOnShutdown() }

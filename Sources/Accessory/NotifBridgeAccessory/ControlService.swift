@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import NIOCore
+import NotifBridgeANCS
 import NotifBridgeAccessoryCore
 import NotifBridgeStore
 import NotifBridgeWire
@@ -13,6 +14,8 @@ public struct ControlService: Sendable {
     let registry: ConnectionRegistry
     let presenter: any Presenter
     let logger: Logger
+    /// Notifications that came through ANCS are acted on through its Control Point.
+    let ancs: ANCSRunner
 
     /// Notifications read from the store at a time while listing: memory stays bounded however
     /// many are stored.
@@ -117,12 +120,19 @@ public struct ControlService: Sendable {
         } catch {
             return .failure("cannot read the store: \(error)")
         }
-        let event: AccessoryEvent.OneOf_Event
-        switch Self.event(for: request, record: record) {
-        case .success(let built): event = built
-        case .failure(let reason): return .failure(reason.description)
+        let sent: Result<Void, SendFailure>
+        if ANCSFeed.uid(of: id) != nil {
+            switch Self.ancsAction(for: request, record: record) {
+            case .success(let action): sent = await ancs.perform(action, identifier: id).mapError { SendFailure($0.description) }
+            case .failure(let reason): return .failure(reason.description)
+            }
+        } else {
+            switch Self.event(for: request, record: record) {
+            case .success(let event): sent = await sendToHost(event)
+            case .failure(let reason): return .failure(reason.description)
+            }
         }
-        switch await sendToHost(event) {
+        switch sent {
         case .failure(let reason):
             return .failure(reason.description)
         case .success:
@@ -171,6 +181,29 @@ public struct ControlService: Sendable {
             return .success(response(dismiss.identifier))
         case .clear:
             return .success(.removeOnPhone(.with { $0.ids = [record.notification.id] }))
+        }
+    }
+
+    /// The ANCS action a request performs: an action by its identifier, or the negative action
+    /// for dismiss and clear (ANCS has no other way to remove a notification on the iPhone).
+    private static func ancsAction(for request: ControlRequest, record: StoredNotification) -> Result<ANCSActionID, SendFailure> {
+        let identifiers = record.notification.actions.map(\.identifier)
+        let available = identifiers.isEmpty ? "none" : identifiers.joined(separator: ", ")
+        switch request.op {
+        case .list:
+            return .failure("list sends nothing")
+        case .reply:
+            return .failure(SendFailure("\(record.notificationIdentifier) came through ANCS, which carries no text replies"))
+        case .action:
+            guard let actionID = request.action, identifiers.contains(actionID), let action = ANCSMapping.actionID(forIdentifier: actionID) else {
+                return .failure(SendFailure("\(record.sourceIdentifier)/\(record.notificationIdentifier) has no action \"\(request.action ?? "")\"; it has: \(available)"))
+            }
+            return .success(action)
+        case .dismiss, .clear:
+            guard let negative = record.notification.actions.first(where: { ANCSMapping.actionID(forIdentifier: $0.identifier) == .negative }) else {
+                return .failure("this notification came through ANCS and has no negative action, the only way ANCS removes one on the iPhone")
+            }
+            return .success(ANCSMapping.actionID(forIdentifier: negative.identifier) ?? .negative)
         }
     }
 

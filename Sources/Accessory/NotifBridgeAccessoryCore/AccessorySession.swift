@@ -34,6 +34,12 @@ public struct AccessorySession: Sendable {
         public var event: HostEvent
         public var exchangeID: UInt64
         public var featureID: String
+
+        public init(event: HostEvent, exchangeID: UInt64, featureID: String) {
+            self.event = event
+            self.exchangeID = exchangeID
+            self.featureID = featureID
+        }
     }
 
     private enum State: Sendable {

@@ -43,6 +43,16 @@ public struct ANCSServer: Sendable {
         return event(.removed, for: entry.notification)
     }
 
+    /// What an iPhone announces to an accessory that has just subscribed: every notification
+    /// it holds as added and pre-existing, in UID order.
+    public func announceAll() -> [[UInt8]] {
+        notifications.keys.sorted().compactMap { uid in
+            guard var notification = notifications[uid]?.notification else { return nil }
+            notification.flags.insert(.preExisting)
+            return event(.added, for: notification)
+        }
+    }
+
     private func event(_ eventID: ANCSEventID, for notification: ANCSNotification) -> [UInt8] {
         let count = notifications.values.count { $0.notification.category == notification.category }
         return ANCSNotificationSourceEvent(

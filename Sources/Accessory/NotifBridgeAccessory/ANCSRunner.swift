@@ -1,0 +1,139 @@
+import Foundation
+import Logging
+import NotifBridgeANCS
+import NotifBridgeAccessoryCore
+import NotifBridgeStore
+import NotifBridgeWire
+import Synchronization
+
+/// Where ANCS bytes come from and Control Point requests go: the BlueZ GATT client on Linux.
+/// The daemon stays free of any Bluetooth stack.
+public protocol ANCSPort: Sendable {
+    var events: AsyncStream<ANCSPortEvent> { get }
+    func writeControlPoint(_ bytes: [UInt8], device: String) async throws
+}
+
+public enum ANCSPortEvent: Sendable, Equatable {
+    /// The device's Data Source and Notification Source are subscribed, in that order.
+    case ready(device: String)
+    case notificationSource(device: String, [UInt8])
+    case dataSource(device: String, [UInt8])
+    case gone(device: String)
+}
+
+/// Carries out an ``ANCSFeed``: stores what it delivers through the alert pipeline (so ANCS
+/// notifications are planned, stored, shown and alerted exactly like AccessoryNotifications
+/// ones), withdraws what it withdraws, and writes its Control Point requests.
+final class ANCSRunner: Sendable {
+    let store: AccessoryStore
+    let pipeline: AlertPipeline
+    let registry: ConnectionRegistry
+    let presenter: any Presenter
+    let logger: Logger
+    private let feed: Mutex<ANCSFeed>
+    /// The port being served, for actions `respond` asks for.
+    private let port = Mutex<(any ANCSPort)?>(nil)
+
+    static let tickInterval = Duration.seconds(1)
+
+    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, configuration: ANCSFeed.Configuration = .init()) {
+        self.store = store
+        self.pipeline = pipeline
+        self.registry = registry
+        self.presenter = presenter
+        self.logger = logger
+        feed = Mutex(ANCSFeed(configuration: configuration))
+    }
+
+    /// Serves the port's events, with a tick for reply timeouts, catch-up and the
+    /// AccessoryNotifications rule, until the events end or the task is cancelled.
+    func run(_ port: any ANCSPort) async {
+        self.port.withLock { $0 = port }
+        defer { self.port.withLock { $0 = nil } }
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.tickInterval)
+                    let established = self.registry.newestEstablished() != nil
+                    let actions = self.feed.withLock { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }
+                    await self.carryOut(actions, port: port)
+                }
+            }
+            for await event in port.events {
+                await handle(event, port: port)
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func handle(_ event: ANCSPortEvent, port: any ANCSPort) async {
+        let actions: [ANCSFeed.Action]
+        switch event {
+        case .ready(let device):
+            let exchangeID = UInt64.random(in: 1...UInt64.max)
+            let busy = feed.withLock { $0.device.map { $0 != device } ?? false }
+            if busy {
+                actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
+                break
+            }
+            do {
+                try store.beginANCSConnection(device: device, exchangeID: exchangeID, now: Date())
+            } catch {
+                logger.error("cannot record the ANCS connection from \(device): \(error)")
+                return
+            }
+            actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
+            presenter.present(.connected(peer: "\(device) (ANCS)"))
+        case .notificationSource(let device, let bytes):
+            actions = feed.withLock { $0.receivedNotificationSource(bytes, from: device, now: .now, date: Date()) }
+        case .dataSource(let device, let bytes):
+            actions = feed.withLock { $0.receivedDataSource(bytes, from: device, now: .now, date: Date()) }
+        case .gone(let device):
+            actions = feed.withLock { $0.disconnected(device) }
+            if !actions.isEmpty { presenter.present(.disconnected(peer: "\(device) (ANCS)")) }
+        }
+        await carryOut(actions, port: port)
+    }
+
+    /// Asks the iPhone to perform a stored ANCS notification's positive or negative action.
+    func perform(_ action: ANCSActionID, identifier: String) async -> Result<Void, ANCSFeedError> {
+        guard let port = port.withLock({ $0 }) else { return .failure(.notConnected) }
+        switch feed.withLock({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
+        case .failure(let error): return .failure(error)
+        case .success(let actions):
+            await carryOut(actions, port: port)
+            return .success(())
+        }
+    }
+
+    private func carryOut(_ actions: [ANCSFeed.Action], port: any ANCSPort) async {
+        for action in actions {
+            switch action {
+            case .writeControlPoint(let device, let bytes):
+                do {
+                    try await port.writeControlPoint(bytes, device: device)
+                } catch {
+                    let next = feed.withLock { $0.controlPointWriteFailed("\(error)", device: device, now: .now, date: Date()) }
+                    await carryOut(next, port: port)
+                }
+            case .deliver(let events, let exchangeID):
+                let batch = events.map { AccessorySession.Delivery(event: $0, exchangeID: exchangeID, featureID: "ANCS") }
+                for (event, result) in zip(events, pipeline.commit(batch)) {
+                    if case .failure(let error) = result { logger.error("could not store ANCS event #\(event.sequence): \(error)") }
+                }
+            case .withdraw(let keeping):
+                do {
+                    let withdrawn = try store.withdraw(identifierPrefix: ANCSFeed.identifierPrefix, keeping: keeping, now: Date())
+                    if !withdrawn.isEmpty {
+                        logger.info("withdrew \(withdrawn.count) ANCS notification(s) the iPhone no longer has")
+                        presenter.present(withdrawn.map { .notification($0, change: .removed) })
+                    }
+                } catch {
+                    logger.error("could not withdraw ANCS notifications: \(error)")
+                }
+            case .log(let line):
+                logger.info("\(line)")
+            }
+        }
+    }
+}
