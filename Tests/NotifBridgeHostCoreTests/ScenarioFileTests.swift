@@ -1,6 +1,8 @@
 import Foundation
 import NotifBridgeHostCore
 import NotifBridgeScenario
+import NotifBridgeANCS
+import NotifBridgeTestSupport
 import Testing
 
 @Suite("Scenario files")
@@ -173,5 +175,55 @@ struct ScenarioFileTests {
             "the accessory shows 2 notification(s), expected 1",
         ])
         #expect(Expectations().failures(in: observed) == [])
+    }
+}
+
+@Suite("ANCS scenario files")
+struct ANCSScenarioTests {
+    static var files: [String] {
+        let directory = TestFixtures.scenarios.appendingPathComponent("ancs")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
+    }
+
+    @Test("Every file in Scenarios/ancs parses", arguments: files)
+    func shipped(_ name: String) throws {
+        let text = try String(contentsOf: TestFixtures.scenarios.appendingPathComponent("ancs").appendingPathComponent(name), encoding: .utf8)
+        let scenario = try ANCSScenario.parse(text)
+        #expect(!scenario.steps.isEmpty)
+    }
+
+    @Test("Steps, bare words and names parse")
+    func steps() throws {
+        let scenario = try ANCSScenario.parse("""
+            apps: {com.apple.MobileSMS: Messages}
+            steps:
+              - post: {uid: 7, app: com.apple.MobileSMS, title: Anna, category: incoming-call, flags: [important], negative: Decline, pre-existing: true}
+              - remove: 7
+              - wait: 0.25
+              - disconnect
+              - disconnect: {during-reply: true}
+              - reconnect
+              - expect-action: {uid: 7, action: negative}
+            """)
+        #expect(scenario.apps == ["com.apple.MobileSMS": "Messages"])
+        guard case .post(let notification, preExisting: true) = scenario.steps[0] else { Issue.record("no post"); return }
+        #expect(notification.category == .incomingCall)
+        #expect(notification.flags == [.important, .negativeAction])
+        #expect(scenario.steps[1...] == [.remove(uid: 7), .wait(.milliseconds(250)), .disconnect(duringReply: false), .disconnect(duringReply: true), .reconnect, .expectAction(uid: 7, .negative)])
+    }
+
+    @Test("Mistakes say which step and what was wrong", arguments: [
+        ("steps:\n  - post: {uid: 1, app: a, category: gossip}", "step 1: category \"gossip\""),
+        ("steps:\n  - wait: 1\n  - jump", "step 2: \"jump\" is not disconnect or reconnect"),
+        ("steps:\n  - {remove: 1, wait: 2}", "step 1: a step is exactly one of"),
+        ("steps:\n  - expect-action: {uid: 1, action: maybe}", "step 1: action is positive or negative"),
+        ("steps:\n  - wait: -1", "step 1: wait is 0 to 3600 seconds"),
+    ])
+    func invalid(_ yaml: String, message: String) {
+        #expect {
+            try ANCSScenario.parse(yaml)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
     }
 }

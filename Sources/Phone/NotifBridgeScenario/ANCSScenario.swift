@@ -85,13 +85,15 @@ public struct ANCSScenario: Sendable, Equatable {
             case expectAction = "expect-action"
         }
 
-        /// A bare `disconnect` or `reconnect` is a plain string in YAML.
+        /// A bare word (`disconnect`, `reconnect`), checked in `step()` so the error names the step.
+        var word: String?
+
         init(from decoder: any Decoder) throws {
             if let word = try? decoder.singleValueContainer().decode(String.self) {
                 switch word {
                 case "disconnect": disconnect = Disconnect(duringReply: false)
                 case "reconnect": reconnect = true
-                default: throw Invalid("\"\(word)\" is not disconnect or reconnect")
+                default: self.word = word
                 }
                 return
             }
@@ -105,6 +107,7 @@ public struct ANCSScenario: Sendable, Equatable {
         }
 
         func step() throws -> Step {
+            if let word { throw Invalid("\"\(word)\" is not disconnect or reconnect") }
             let set = [post != nil, remove != nil, wait != nil, disconnect != nil, reconnect != nil, expectAction != nil].filter { $0 }.count
             guard set == 1 else { throw Invalid("a step is exactly one of post, remove, wait, disconnect, reconnect, expect-action") }
             if let post { return try post.step() }
