@@ -80,18 +80,33 @@ public final class ANCSGATTServer: Sendable {
         let deadline = ContinuousClock.now + timeout
         let device = try await client.discover(on: adapterPath, until: deadline, restartAfter: .seconds(15), logger: logger)
         try await client.connect(device, until: deadline, logger: logger)
-        state.withLock { $0.device = device }
-        logger.info("connected to \(BlueZ.address(of: device))")
+        let mtu = await linkMTU(of: device, client: client)
+        state.withLock { state in
+            state.device = device
+            if let mtu { state.mtu = mtu }
+        }
+        logger.info("connected to \(BlueZ.address(of: device)); ATT MTU \(mtu.map(String.init) ?? "unknown")")
     }
 
-    /// Notifies `bytes` in notifications of (ATT MTU − 3) bytes each, in order.
+    /// The link's ATT MTU as this side's GATT client reports it on any of the accessory's
+    /// characteristics: with one ATT bearer per link, notifications from our server use the
+    /// same MTU. nil if bluetoothd does not say (before BlueZ 5.62).
+    private func linkMTU(of device: String, client: BlueZClient) async -> Int? {
+        guard let objects = try? await client.managedObjects(),
+              let characteristic = objects.keys.sorted().first(where: { $0.hasPrefix(device + "/") && objects[$0]?[BlueZ.gattCharacteristic] != nil }),
+              let mtu = await client.mtu(of: characteristic), mtu >= CentralArbiter.defaultATTMTU else { return nil }
+        return mtu
+    }
+
+    /// Notifies `bytes` in notifications of (ATT MTU − 3) bytes each (at most 512), in order.
     public func notify(_ characteristic: Characteristic, _ bytes: [UInt8]) async throws {
         guard bytes.count <= Self.maxNotifyLength else {
             throw BluetoothFailure("\(bytes.count) bytes exceed the \(Self.maxNotifyLength) one notify call takes")
         }
         let (subscribed, mtu) = state.withLock { ($0.subscribed.contains(characteristic), $0.mtu) }
         guard subscribed else { throw BluetoothFailure("the accessory has not subscribed to \(characteristic)") }
-        for signal in ANCSServerApplication.notifications(characteristic, bytes, payload: mtu - 3) {
+        // An attribute value is at most 512 bytes even where the MTU would carry 514.
+        for signal in ANCSServerApplication.notifications(characteristic, bytes, payload: min(mtu - 3, ANCSGATT.maxValueLength)) {
             do { try await bus.emit(signal) } catch {
                 throw BluetoothFailure("notification failed", error)
             }
