@@ -17,7 +17,7 @@ extension PhoneCommand {
                 Once the accessory has subscribed to both sources, runs --raw-file line by line: `ns HEX` and `ds HEX` \
                 notify a value (split into ATT-MTU-sized notifications), `sleep MS` waits, `disconnect` disconnects and \
                 ends the file; blank lines and `#` comments are skipped. Prints each Control Point write as \
-                `control-point HEX` and accepts it.
+                `control-point HEX` and accepts it, or with --control-point-error refuses it with that ANCS error.
                 """
         )
 
@@ -26,6 +26,8 @@ extension PhoneCommand {
         @Option(help: "Seconds to find and connect to the accessory.") var bleTimeout: Double = 60
         @Option(help: "Seconds the accessory may take to subscribe to both sources.") var subscribeTimeout: Double = 60
         @Option(help: "Seconds to stay connected after the file, printing Control Point writes.") var linger: Double = 0
+        @Option(help: "Refuse every Control Point write with this ANCS error, in hex: A0 (unknown command) … A3 (action failed).")
+        var controlPointError: String?
         @OptionGroup var common: CommonOptions
 
         /// A raw file is a test script, not a corpus.
@@ -42,15 +44,19 @@ extension PhoneCommand {
                 throw ValidationError("\(name) must be above 0 and at most 600")
             }
             guard linger >= 0, linger <= 600 else { throw ValidationError("--linger must be 0...600") }
+            if let controlPointError, UInt8(controlPointError, radix: 16).map({ (0xA0...0xA3).contains($0) }) != true {
+                throw ValidationError("--control-point-error must be A0, A1, A2 or A3")
+            }
         }
 
         func run() async throws {
             let logger = common.makeLogger("notifbridge.phone")
             let steps = try Self.parse(try readFile())
             let printer = PhonePrinter(prefix: "")
+            let answer: ANCSGATTServer.ControlPointAnswer = controlPointError.flatMap { UInt8($0, radix: 16) }.map { .rejected(attError: $0) } ?? .accepted
             let server = try await ANCSGATTServer.start(adapter: adapter, logger: logger) { bytes in
                 printer.line("control-point \(hexString(bytes))")
-                return .accepted
+                return answer
             }
             let subscribed = Mutex<Set<ANCSGATTServer.Characteristic>>([])
             let watcher = Task {
