@@ -93,13 +93,32 @@ control_point() {
   echo "the iPhone received control-point 000102"
 }
 
+# The iPhone refuses a Control Point write with ANCS error 0xA1: BlueZ 5.66 can only send it
+# to the accessory as ATT error 0x80 (org.bluez.Error.Failed, see ANCSServerApplication).
+control_point_rejected() {
+  local bin raw=/tmp/ancs-reject.txt log=$NBVM_LOG_DIR/accessory-ancs-reject.log phone=$NBVM_LOG_DIR/phone-ancs-reject.log cp out rc=0
+  ACC_LOG=$log
+  start_accessory "$log"
+  bin=$(nbvm_bin notifbridge)
+  printf 'ns %s\n' "$NS_EVENT" > "$raw"
+  nbvm_bg phone-ancs-reject "$bin" phone ancs --adapter "$CENTRAL_ADAPTER" --raw-file "$raw" \
+    --ble-timeout "$BLE_TIMEOUT" --subscribe-timeout 90 --linger 120 --control-point-error A1
+  nbvm_wait_for 200 grep -q 'sent ns 8 bytes' "$phone" || { cat "$phone"; echo "the iPhone did not get through its raw file"; return 1; }
+  cp=$(accessory_characteristic 69d1d8f3-45e1-49a8-9821-9bbdfdaad9d9) || { echo "no Control Point under $PERIPHERAL_ADAPTER"; return 1; }
+  out=$(busctl --system call org.bluez "$cp" org.bluez.GattCharacteristic1 WriteValue 'aya{sv}' 2 9 9 1 type s request 2>&1) || rc=$?
+  echo "WriteValue: rc=$rc $out"
+  grep -q '^control-point 0909$' "$phone" || { cat "$phone"; echo "the refused write did not reach the iPhone"; return 1; }
+  [ "$rc" != 0 ] || { echo "the write was accepted"; return 1; }
+  grep -q 'ATT error: 0x80' <<<"$out" || { echo "expected ATT error 0x80"; return 1; }
+}
+
 # The iPhone disconnects in the middle of a Data Source reply: the accessory reports it gone.
 disconnect_gone() {
   local bin raw=/tmp/ancs-disconnect.txt log=$NBVM_LOG_DIR/accessory-ancs-disconnect.log
   ACC_LOG=$log
   start_accessory "$log"
   bin=$(nbvm_bin notifbridge)
-  printf 'ns %s\nds %s\ndisconnect\n' "$NS_EVENT" "${DS_LONG:0:400}" > "$raw"
+  printf 'ns %s\nds %s\ndisconnect\n' "$NS_EVENT" "$DS_LONG$DS_LONG" > "$raw"
   timeout 240 "$bin" phone ancs --adapter "$CENTRAL_ADAPTER" --raw-file "$raw" --ble-timeout "$BLE_TIMEOUT" --subscribe-timeout 90
   nbvm_wait_for 30 grep -q 'ancs gone /org/bluez/' "$log" || { grep 'ancs ' "$log"; echo "the accessory did not report the iPhone gone"; return 1; }
   grep 'ancs ' "$log" | grep -v ' value ' | sed 's/^.*ancs /ancs /'
@@ -110,4 +129,5 @@ nbvm_test ancs-subscription-order subscription_order
 nbvm_test ancs-source-bytes source_bytes
 nbvm_test ancs-data-source-600 long_data_source
 nbvm_test ancs-control-point control_point
+nbvm_test ancs-control-point-rejected control_point_rejected
 nbvm_test ancs-disconnect-gone disconnect_gone
