@@ -44,6 +44,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "Advertised name for --transport ble (AccessorySetupKit matches it).")
     var name: String = GATTProfile.advertisedName
 
+    @Flag(help: "With --transport ble, do not subscribe to the ANCS service of iPhones that connect.")
+    var noAncs = false
+
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
 
@@ -119,11 +122,27 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
+        let ancs: (client: ANCSGATTClient, task: Task<Void, Never>)?
+        if noAncs {
+            ancs = nil
+        } else {
+            do {
+                let client = try await ANCSGATTClient.start(adapter: adapter, logger: logger)
+                ancs = (client, Task { await logANCSEvents(client, logger: logger) })
+            } catch {
+                await peripheral.stop()
+                throw CommandFailure("\(error)")
+            }
+        }
         let announce = PresenterEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
         return AccessoryService(
             daemon: daemon,
             source: StreamLinkSource(peripheral.links, announcing: announce),
-            onStop: { await peripheral.stop() }
+            onStop: {
+                await ancs?.client.stop()
+                await ancs?.task.value
+                await peripheral.stop()
+            }
         )
         #else
         throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")

@@ -11,11 +11,18 @@ import Logging
 import NotifBridgeBLE
 #endif
 
+/// `ancs` drives BlueZ, so it exists only where NotifBridgeBLE does.
+#if canImport(NotifBridgeBLE)
+private let phoneSubcommands: [any ParsableCommand.Type] = [PhoneCommand.Forward.self, PhoneCommand.Send.self, PhoneCommand.Play.self, PhoneCommand.Load.self, PhoneCommand.ANCS.self]
+#else
+private let phoneSubcommands: [any ParsableCommand.Type] = [PhoneCommand.Forward.self, PhoneCommand.Send.self, PhoneCommand.Play.self, PhoneCommand.Load.self]
+#endif
+
 struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
         abstract: "Play the iPhone: key exchange as the iOS system, then forward notifications.",
-        subcommands: [Forward.self, Send.self, Play.self, Load.self],
+        subcommands: phoneSubcommands,
         defaultSubcommand: Forward.self
     )
 }

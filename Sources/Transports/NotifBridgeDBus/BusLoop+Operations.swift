@@ -45,7 +45,7 @@ extension BusLoop {
     /// Exports a handler at `path` (and, with `includingChildren`, every path below it).
     func export(path: String, includingChildren: Bool, handler: @escaping @Sendable (MethodCall) -> MethodReply) throws(DBusError) -> UInt64 {
         guard DBusNames.isValidObjectPath(path) else { throw .invalidValue("\"\(path)\" is not a valid object path") }
-        let box = ObjectBox(handler: handler)
+        let box = ObjectBox(core: core, handler: handler)
         var created: OpaquePointer?
         let result = includingChildren
             ? sd_bus_add_fallback(bus, &created, path, slotMessageTrampoline, box.userdata)

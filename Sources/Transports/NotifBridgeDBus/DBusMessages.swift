@@ -9,13 +9,17 @@ public struct MethodCall: Sendable {
     /// The caller's unique bus name, e.g. `:1.42`.
     public var sender: String?
     public var arguments: [DBusValue]
+    /// Where a handler that returned ``MethodReply/deferred`` sends its answer; nil for calls
+    /// not received from a bus (tests).
+    public var deferredReply: DeferredReply?
 
-    public init(path: String, interface: String?, member: String, sender: String? = nil, arguments: [DBusValue] = []) {
+    public init(path: String, interface: String?, member: String, sender: String? = nil, arguments: [DBusValue] = [], deferredReply: DeferredReply? = nil) {
         self.path = path
         self.interface = interface
         self.member = member
         self.sender = sender
         self.arguments = arguments
+        self.deferredReply = deferredReply
     }
 
     /// The signature of the arguments, e.g. `aya{sv}` for a GATT WriteValue.
@@ -37,6 +41,8 @@ public enum MethodReply: Sendable, Equatable {
     case error(name: String, message: String)
     /// Not this handler's call: sd-bus answers UnknownMethod (or UnknownObject) itself.
     case notHandled
+    /// The handler answers later through the call's ``MethodCall/deferredReply``.
+    case deferred
 
     /// A method return with no values.
     public static let empty = MethodReply.values([])

@@ -93,9 +93,11 @@ final class PendingCallBox: SlotBox {
 /// An exported object (or subtree): decodes each method call, runs the Swift handler on the bus
 /// thread, and sends its reply.
 final class ObjectBox: SlotBox {
+    private let core: BusCore
     private let handler: @Sendable (MethodCall) -> MethodReply
 
-    init(handler: @escaping @Sendable (MethodCall) -> MethodReply) {
+    init(core: BusCore, handler: @escaping @Sendable (MethodCall) -> MethodReply) {
+        self.core = core
         self.handler = handler
     }
 
@@ -104,26 +106,42 @@ final class ObjectBox: SlotBox {
         let header = MessageHeader(message)
         guard let path = header.path, let member = header.member else { return 0 }
         let reply: MethodReply
+        let deferred = DeferredReply(core: core, message: message)
         do throws(DBusError) {
             let arguments = try MessageReader.readBody(message)
-            reply = handler(MethodCall(path: path, interface: header.interface, member: member, sender: header.sender, arguments: arguments))
+            reply = handler(MethodCall(path: path, interface: header.interface, member: member, sender: header.sender,
+                                       arguments: arguments, deferredReply: deferred))
         } catch {
             reply = .invalidArguments(error.description)
         }
         switch reply {
         case .notHandled:
+            deferred.release()
             return 0
-        case .values(let values):
-            sendReturn(to: message, values)
-        case .error(let name, let text):
-            sendError(to: message, name: name, text: text)
+        case .deferred:
+            return 1
+        case .values, .error:
+            deferred.release()
+            Self.send(reply, to: message)
         }
         return 1
     }
 
+    /// Bus thread: answers `call` with `reply`.
+    static func send(_ reply: MethodReply, to call: OpaquePointer) {
+        switch reply {
+        case .values(let values):
+            sendReturn(to: call, values)
+        case .error(let name, let text):
+            sendError(to: call, name: name, text: text)
+        case .notHandled, .deferred:
+            sendError(to: call, name: DBusErrorName.failed, text: "no answer to this call")
+        }
+    }
+
     /// A method return; if the values cannot be encoded the caller gets Failed saying why,
     /// rather than waiting for a timeout.
-    private func sendReturn(to call: OpaquePointer, _ values: [DBusValue]) {
+    private static func sendReturn(to call: OpaquePointer, _ values: [DBusValue]) {
         guard sd_bus_message_get_expect_reply(call) > 0 else { return }
         var reply: OpaquePointer?
         guard sd_bus_message_new_method_return(call, &reply) >= 0, let reply else { return }
@@ -139,7 +157,7 @@ final class ObjectBox: SlotBox {
 
     /// An error reply. sd-bus does not check error names, and dbus-daemon disconnects a client
     /// that sends an invalid one, so a bad name is replaced here.
-    private func sendError(to call: OpaquePointer, name: String, text: String) {
+    private static func sendError(to call: OpaquePointer, name: String, text: String) {
         guard sd_bus_message_get_expect_reply(call) > 0 else { return }
         let validName = DBusNames.isValidInterfaceName(name) ? name : DBusErrorName.failed
         let validText = String(decoding: text.utf8.filter { $0 != 0 }, as: UTF8.self)

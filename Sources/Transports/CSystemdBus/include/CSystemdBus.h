@@ -77,6 +77,7 @@ typedef void (*sd_bus_destroy_t)(void *userdata);
         (bus, m, path, interface, member)) \
     X(int, sd_bus_message_new_method_return, (sd_bus_message *call, sd_bus_message **m), (call, m)) \
     X(int, sd_bus_message_new_method_error, (sd_bus_message *call, sd_bus_message **m, const sd_bus_error *e), (call, m, e)) \
+    X(sd_bus_message *, sd_bus_message_ref, (sd_bus_message *m), (m)) \
     X(sd_bus_message *, sd_bus_message_unref, (sd_bus_message *m), (m)) \
     X(int, sd_bus_message_append_basic, (sd_bus_message *m, char type, const void *p), (m, type, p)) \
     X(int, sd_bus_message_append_array, (sd_bus_message *m, char type, const void *ptr, size_t size), (m, type, ptr, size)) \

@@ -1,0 +1,147 @@
+#if canImport(NotifBridgeBLE)
+import ArgumentParser
+import Foundation
+import Logging
+import NotifBridgeBLE
+import NotifBridgeCrypto
+import Synchronization
+
+extension PhoneCommand {
+    /// The iPhone's ANCS service over BlueZ, driven by a raw file: a test tool for the
+    /// transport, which sends bytes it is given and never builds ANCS messages itself.
+    struct ANCS: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ancs",
+            abstract: "Serve the ANCS service as an iPhone, connect to the accessory, and send raw source values from a file.",
+            discussion: """
+                Once the accessory has subscribed to both sources, runs --raw-file line by line: `ns HEX` and `ds HEX` \
+                notify a value (split into ATT-MTU-sized notifications), `sleep MS` waits, `disconnect` disconnects and \
+                ends the file; blank lines and `#` comments are skipped. Prints each Control Point write as \
+                `control-point HEX` and accepts it, or with --control-point-error refuses it with that ANCS error.
+                """
+        )
+
+        @Option(help: "Bluetooth adapter to serve ANCS from and connect with.") var adapter: String = "hci1"
+        @Option(help: "File of ns/ds/sleep/disconnect lines.") var rawFile: String
+        @Option(help: "Seconds to find and connect to the accessory.") var bleTimeout: Double = 60
+        @Option(help: "Seconds the accessory may take to subscribe to both sources.") var subscribeTimeout: Double = 60
+        @Option(help: "Seconds to stay connected after the file, printing Control Point writes.") var linger: Double = 0
+        @Option(help: "Refuse every Control Point write with this ANCS error, in hex: A0 (unknown command) … A3 (action failed).")
+        var controlPointError: String?
+        @OptionGroup var common: CommonOptions
+
+        /// A raw file is a test script, not a corpus.
+        static let maxFileBytes = 1 << 20
+
+        enum Step: Equatable {
+            case notify(ANCSGATTServer.Characteristic, [UInt8])
+            case sleep(milliseconds: Int)
+            case disconnect
+        }
+
+        func validate() throws {
+            for (name, value) in [("--ble-timeout", bleTimeout), ("--subscribe-timeout", subscribeTimeout)] where !(value > 0 && value <= 600) {
+                throw ValidationError("\(name) must be above 0 and at most 600")
+            }
+            guard linger >= 0, linger <= 600 else { throw ValidationError("--linger must be 0...600") }
+            if let controlPointError, UInt8(controlPointError, radix: 16).map({ (0xA0...0xA3).contains($0) }) != true {
+                throw ValidationError("--control-point-error must be A0, A1, A2 or A3")
+            }
+        }
+
+        func run() async throws {
+            let logger = common.makeLogger("notifbridge.phone")
+            let steps = try Self.parse(try readFile())
+            let printer = PhonePrinter(prefix: "")
+            let answer: ANCSGATTServer.ControlPointAnswer = controlPointError.flatMap { UInt8($0, radix: 16) }.map { .rejected(attError: $0) } ?? .accepted
+            let server = try await ANCSGATTServer.start(adapter: adapter, logger: logger) { bytes in
+                printer.line("control-point \(hexString(bytes))")
+                return answer
+            }
+            let subscribed = Mutex<Set<ANCSGATTServer.Characteristic>>([])
+            let watcher = Task {
+                for await (characteristic, on) in server.subscriptions {
+                    printer.line("\(on ? "subscribed" : "unsubscribed") \(characteristic == .dataSource ? "data-source" : "notification-source")")
+                    subscribed.withLock { set in
+                        if on { set.insert(characteristic) } else { set.remove(characteristic) }
+                    }
+                }
+            }
+            defer { watcher.cancel() }
+            do {
+                try await server.connect(timeout: .milliseconds(Int64(bleTimeout * 1000)))
+                printer.line("connected")
+                let deadline = ContinuousClock.now + .milliseconds(Int64(subscribeTimeout * 1000))
+                while subscribed.withLock({ $0.count }) < 2 {
+                    guard ContinuousClock.now < deadline else { throw CommandFailure("the accessory did not subscribe to both ANCS sources in \(subscribeTimeout) s") }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                try await play(steps, on: server, printer: printer)
+                try await Task.sleep(for: .milliseconds(Int64(linger * 1000)))
+            } catch {
+                await server.disconnect()
+                await server.stop()
+                throw error as? CommandFailure ?? CommandFailure("\(error)")
+            }
+            await server.disconnect()
+            await server.stop()
+        }
+
+        private func play(_ steps: [Step], on server: ANCSGATTServer, printer: PhonePrinter) async throws {
+            for step in steps {
+                switch step {
+                case .notify(let characteristic, let bytes):
+                    try await server.notify(characteristic, bytes)
+                    printer.line("sent \(characteristic == .dataSource ? "ds" : "ns") \(bytes.count) bytes")
+                case .sleep(let milliseconds):
+                    try await Task.sleep(for: .milliseconds(milliseconds))
+                case .disconnect:
+                    await server.disconnect()
+                    printer.line("disconnected")
+                    return
+                }
+            }
+        }
+
+        private func readFile() throws -> String {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: rawFile)) } catch {
+                throw CommandFailure("cannot read --raw-file \(rawFile): \(error.localizedDescription)")
+            }
+            guard data.count <= Self.maxFileBytes else { throw CommandFailure("--raw-file is over \(Self.maxFileBytes) bytes") }
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        static func parse(_ text: String) throws -> [Step] {
+            try text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, raw in
+                let words = raw.split(whereSeparator: \.isWhitespace)
+                guard let command = words.first, !command.hasPrefix("#") else { return nil }
+                let fail = { (why: String) in CommandFailure("--raw-file line \(index + 1): \(why)") }
+                switch (command, words.count) {
+                case ("ns", 2), ("ds", 2):
+                    guard let bytes = bytes(hex: words[1]), bytes.count <= ANCSGATTServer.maxNotifyLength else {
+                        throw fail("not hex of at most \(ANCSGATTServer.maxNotifyLength) bytes")
+                    }
+                    return .notify(command == "ns" ? .notificationSource : .dataSource, bytes)
+                case ("sleep", 2):
+                    guard let milliseconds = Int(words[1]), (0...600_000).contains(milliseconds) else { throw fail("sleep takes 0...600000 ms") }
+                    return .sleep(milliseconds: milliseconds)
+                case ("disconnect", 1):
+                    return .disconnect
+                default:
+                    throw fail("expected `ns HEX`, `ds HEX`, `sleep MS` or `disconnect`")
+                }
+            }
+        }
+
+        private static func bytes(hex: Substring) -> [UInt8]? {
+            let digits = Array(hex.utf8)
+            guard digits.count.isMultiple(of: 2) else { return nil }
+            return try? stride(from: 0, to: digits.count, by: 2).map { index in
+                guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { throw CommandFailure("") }
+                return byte
+            }
+        }
+    }
+}
+#endif
