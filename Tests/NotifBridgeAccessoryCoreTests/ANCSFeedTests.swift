@@ -151,6 +151,6 @@ import Testing
 
     @Test(arguments: [("ancs:0", UInt32(0)), ("ancs:4294967295", UInt32.max), ("ancs:4294967296", nil), ("ancs:", nil), ("anc:1", nil), ("ancs:-1", nil)] as [(String, UInt32?)])
     func identifiers(_ identifier: String, uid: UInt32?) {
-        #expect(ANCSFeed.uid(of: identifier) == uid)
+        #expect(ANCSMapping.uid(forNotificationIdentifier: identifier) == uid)
     }
 }

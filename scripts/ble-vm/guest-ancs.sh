@@ -2,7 +2,9 @@
 # The Bluetooth side of ANCS over real BlueZ (runs inside the VM): the simulated iPhone serves
 # the ANCS service on the central controller and connects to the accessory; the accessory's
 # bluetoothd resolves that service over the incoming connection, and the accessory's ANCS
-# client subscribes and logs what arrives (`ancs <kind> <device> <n> bytes`, values at debug).
+# client subscribes and logs what arrives (`ancs <kind> <device> <n> bytes` at debug, values at
+# trace). The first checks drive the transport with raw bytes; the last ones play scenarios
+# (Scenarios/ancs/) through the whole pipeline and check what the accessory stored and alerted.
 # Started by run.sh through guest-env.sh.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=guest-env.sh
@@ -21,7 +23,7 @@ start_accessory() {
   nbvm_clean_adapters
   bin=$(nbvm_bin notifbridge)
   nbvm_bg "$(basename "$log" .log)" "$bin" accessory --transport ble --adapter "$PERIPHERAL_ADAPTER" \
-    --state "/tmp/nb-$(basename "$log" .log)" --log-level debug
+    --state "/tmp/nb-$(basename "$log" .log)" --log-level trace
   nbvm_wait_for 60 grep -q '^advertising "NotifBridge"' "$log" || { cat "$log"; echo "the accessory did not start advertising"; return 1; }
 }
 
@@ -124,6 +126,65 @@ disconnect_gone() {
   grep 'ancs ' "$log" | grep -v ' value ' | sed 's/^.*ancs /ancs /'
 }
 
+REPO=$NBVM_REPO
+
+# stored_summary STATE: one line per stored notification, `id removed alerted app | title | body`.
+stored_summary() {
+  "$(nbvm_bin notifbridge)" respond list --state "$1" --all --json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    n = json.loads(line)
+    print(n["id"], "removed" if n.get("removed") else "live", "alerted" if n.get("alerted") else "quiet", n.get("app", ""), "|", n.get("title", ""), "|", (n.get("body") or "")[:60])
+' | sort
+}
+
+# expect_stored STATE ID STATE ALERTED: one stored notification as expected.
+expect_stored() {
+  grep -q "^$2 $3 $4 " <<<"$(stored_summary "$1")" || { echo "expected $2 $3 $4"; return 1; }
+}
+
+# Pre-existing notifications, new ones of several kinds, a modification, a removal, a reply
+# that spans Data Source notifications, and an action from `respond` reaching the iPhone.
+scenario_live() {
+  local bin state=/tmp/nb-accessory-ancs-live phone=$NBVM_LOG_DIR/phone-ancs-live.log body
+  start_accessory "$NBVM_LOG_DIR/accessory-ancs-live.log"
+  bin=$(nbvm_bin notifbridge)
+  nbvm_bg phone-ancs-live "$bin" phone ancs --adapter "$CENTRAL_ADAPTER" --file "$REPO/Scenarios/ancs/live.yaml" \
+    --ble-timeout "$BLE_TIMEOUT" --subscribe-timeout 90 --action-timeout 120
+  local phone_pid=$NBVM_BG_PID
+  nbvm_wait_for 240 grep -q '^waiting for positive action on 3' "$phone" || { cat "$phone"; echo "the iPhone did not reach its expect-action step"; return 1; }
+  nbvm_wait_for 60 bash -c "'$bin' respond list --state '$state' | grep -q 'ancs:6'" || { stored_summary "$state"; echo "ancs:6 was not stored"; return 1; }
+  "$bin" respond action --state "$state" com.apple.MobileSMS ancs:3 ancs.positive
+  wait "$phone_pid" || { cat "$phone"; echo "the iPhone's scenario failed"; return 1; }
+  cat "$phone"
+  stored_summary "$state"
+  grep -q '^performed positive action on 3$' "$phone" || { echo "the action did not reach the Control Point"; return 1; }
+  expect_stored "$state" ancs:1 live quiet && expect_stored "$state" ancs:2 live quiet \
+    && expect_stored "$state" ancs:3 live alerted && expect_stored "$state" ancs:4 removed alerted \
+    && expect_stored "$state" ancs:5 live quiet && expect_stored "$state" ancs:6 live alerted || return 1
+  grep -q '^ancs:3 live alerted Messages | Ben | Are you coming? (edited)' <<<"$(stored_summary "$state")" || { echo "ancs:3 is not the modified text from Messages"; return 1; }
+  body=$("$bin" respond list --state "$state" --json | python3 -c 'import json,sys; print(next(len(json.loads(l)["body"]) for l in sys.stdin if json.loads(l)["id"] == "ancs:6"))')
+  echo "ancs:6 body: $body characters"
+  [ "$body" -gt 600 ] || { echo "the long message arrived cut"; return 1; }
+}
+
+# The iPhone drops the link in the middle of a Data Source reply and comes back with one
+# notification removed and one posted while away: nothing partial, the removed one withdrawn,
+# the ones not seen before stored without alerting.
+scenario_reconnect() {
+  local bin state=/tmp/nb-accessory-ancs-reconnect phone=$NBVM_LOG_DIR/phone-ancs-reconnect.log
+  start_accessory "$NBVM_LOG_DIR/accessory-ancs-reconnect.log"
+  bin=$(nbvm_bin notifbridge)
+  timeout 400 "$bin" phone ancs --adapter "$CENTRAL_ADAPTER" --file "$REPO/Scenarios/ancs/reconnect.yaml" \
+    --ble-timeout "$BLE_TIMEOUT" --subscribe-timeout 90 > "$phone" 2>&1 || { cat "$phone"; echo "the iPhone's scenario failed"; return 1; }
+  cat "$phone"
+  stored_summary "$state"
+  grep -q '^disconnected in the middle of a Data Source reply' "$phone" || { echo "the reply was not cut"; return 1; }
+  expect_stored "$state" ancs:10 live alerted && expect_stored "$state" ancs:11 removed alerted \
+    && expect_stored "$state" ancs:12 live quiet && expect_stored "$state" ancs:13 live quiet || return 1
+  [ "$(stored_summary "$state" | wc -l)" = 4 ] || { echo "expected exactly four notifications"; return 1; }
+}
+
 nbvm_test ancs-session ancs_session
 nbvm_test ancs-subscription-order subscription_order
 nbvm_test ancs-source-bytes source_bytes
@@ -131,3 +192,5 @@ nbvm_test ancs-data-source-600 long_data_source
 nbvm_test ancs-control-point control_point
 nbvm_test ancs-control-point-rejected control_point_rejected
 nbvm_test ancs-disconnect-gone disconnect_gone
+nbvm_test ancs-scenario-live scenario_live
+nbvm_test ancs-scenario-reconnect scenario_reconnect

@@ -123,7 +123,7 @@ final class ANCSRunner: Sendable {
                 }
             case .withdraw(let keeping):
                 do {
-                    let withdrawn = try store.withdraw(identifierPrefix: ANCSFeed.identifierPrefix, keeping: keeping, now: Date())
+                    let withdrawn = try store.withdraw(identifierPrefix: ANCSMapping.identifierPrefix, keeping: keeping, now: Date())
                     if !withdrawn.isEmpty {
                         logger.info("withdrew \(withdrawn.count) ANCS notification(s) the iPhone no longer has")
                         presenter.present(withdrawn.map { .notification($0, change: .removed) })

@@ -121,7 +121,7 @@ public struct ControlService: Sendable {
             return .failure("cannot read the store: \(error)")
         }
         let sent: Result<Void, SendFailure>
-        if ANCSFeed.uid(of: id) != nil {
+        if ANCSMapping.uid(forNotificationIdentifier: id) != nil {
             switch Self.ancsAction(for: request, record: record) {
             case .success(let action): sent = await ancs.perform(action, identifier: id).mapError { SendFailure($0.description) }
             case .failure(let reason): return .failure(reason.description)

@@ -41,9 +41,6 @@ public struct ANCSFeed: Sendable {
         case log(String)
     }
 
-    /// Identifiers of notifications that came through ANCS start with this.
-    public static let identifierPrefix = "ancs:"
-
     private struct Connection: Sendable {
         var device: String
         var exchangeID: UInt64
@@ -91,7 +88,7 @@ public struct ANCSFeed: Sendable {
         guard var current = connection, current.device == device else { return [] }
         // Whatever the iPhone names during catch-up, new or not, it still has.
         if current.catchUp != nil, let event = try? ANCSNotificationSourceEvent(bytes: bytes), event.eventID != .removed {
-            current.catchUp?.announced.insert(Self.identifier(event.uid))
+            current.catchUp?.announced.insert(ANCSMapping.notificationIdentifier(uid: event.uid))
             if event.flags.contains(.preExisting) { current.catchUp?.lastAnnouncement = now }
         }
         let actions = current.client.receivedNotificationSource(bytes, now: now)
@@ -135,19 +132,12 @@ public struct ANCSFeed: Sendable {
     /// Asks the iPhone to perform a notification's positive or negative action.
     public mutating func perform(_ action: ANCSActionID, identifier: String, now: ContinuousClock.Instant, date: Date) -> Result<[Action], ANCSFeedError> {
         guard connection != nil else { return .failure(.notConnected) }
-        guard let uid = Self.uid(of: identifier) else { return .failure(.notANCS(identifier)) }
+        guard let uid = ANCSMapping.uid(forNotificationIdentifier: identifier) else { return .failure(.notANCS(identifier)) }
         let actions = connection!.client.perform(action, uid: uid, now: now)
         if let refusal = actions.lazy.compactMap({ if case .refused(let why) = $0 { why } else { nil } }).first {
             return .failure(.refused(refusal))
         }
         return .success(handle(actions, now: now, date: date))
-    }
-
-    public static func identifier(_ uid: UInt32) -> String { identifierPrefix + String(uid) }
-
-    public static func uid(of identifier: String) -> UInt32? {
-        guard identifier.hasPrefix(identifierPrefix) else { return nil }
-        return UInt32(identifier.dropFirst(identifierPrefix.count))
     }
 
     private mutating func endCatchUp() -> [Action] {

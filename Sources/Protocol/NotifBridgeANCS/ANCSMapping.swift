@@ -7,8 +7,11 @@ public enum ANCSMapping {
     public static let positiveActionIdentifier = "ancs.positive"
     public static let negativeActionIdentifier = "ancs.negative"
 
+    /// What every notification identifier this mapping makes starts with.
+    public static let identifierPrefix = "ancs:"
+
     /// The `notification_identifier` an ANCS UID becomes; the app identifier is the source.
-    public static func notificationIdentifier(uid: UInt32) -> String { "ancs:\(uid)" }
+    public static func notificationIdentifier(uid: UInt32) -> String { identifierPrefix + String(uid) }
 
     /// The event for a client action; nil for the actions that are not notifications (writes,
     /// refusals). `sequence` is the caller's, as for any HostEvent.
@@ -46,8 +49,8 @@ public enum ANCSMapping {
 
     /// The UID inside a notification identifier this mapping made.
     public static func uid(forNotificationIdentifier identifier: String) -> UInt32? {
-        guard identifier.hasPrefix("ancs:") else { return nil }
-        return UInt32(identifier.dropFirst(5))
+        guard identifier.hasPrefix(identifierPrefix) else { return nil }
+        return UInt32(identifier.dropFirst(identifierPrefix.count))
     }
 
     public static func wireNotification(_ notification: ANCSNotification, receivedAt: Date, timeZone: TimeZone) -> WireNotification {

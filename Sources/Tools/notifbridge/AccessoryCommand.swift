@@ -122,13 +122,12 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        let ancs: (client: ANCSGATTClient, task: Task<Void, Never>)?
+        let ancs: ANCSGATTClient?
         if noAncs {
             ancs = nil
         } else {
             do {
-                let client = try await ANCSGATTClient.start(adapter: adapter, logger: logger)
-                ancs = (client, Task { await logANCSEvents(client, logger: logger) })
+                ancs = try await ANCSGATTClient.start(adapter: adapter, logger: logger)
             } catch {
                 await peripheral.stop()
                 throw CommandFailure("\(error)")
@@ -138,9 +137,9 @@ struct AccessoryCommand: AsyncParsableCommand {
         return AccessoryService(
             daemon: daemon,
             source: StreamLinkSource(peripheral.links, announcing: announce),
+            ancs: ancs.map { BlueZANCSPort($0, logger: logger) },
             onStop: {
-                await ancs?.client.stop()
-                await ancs?.task.value
+                await ancs?.stop()
                 await peripheral.stop()
             }
         )

@@ -2,18 +2,28 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NotifBridgeANCS
 import NotifBridgeBLE
 import NotifBridgeCrypto
+import NotifBridgeScenario
 import Synchronization
 
 extension PhoneCommand {
-    /// The iPhone's ANCS service over BlueZ, driven by a raw file: a test tool for the
-    /// transport, which sends bytes it is given and never builds ANCS messages itself.
+    /// The iPhone's ANCS service over BlueZ, playing a scenario (`--file`, through the ANCS
+    /// server model) or sending the raw bytes of a file (`--raw-file`, a transport test tool
+    /// that never builds ANCS messages itself).
     struct ANCS: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ancs",
-            abstract: "Serve the ANCS service as an iPhone, connect to the accessory, and send raw source values from a file.",
+            abstract: "Serve the ANCS service as an iPhone, connect to the accessory, and play a scenario or raw values.",
             discussion: """
+                With --file, plays an ANCS scenario (Scenarios/ancs/): posts, modifications and \
+                removals as Notification Source events, Control Point requests answered on the Data \
+                Source from the scenario's notifications, disconnects (one may cut a reply in half), \
+                reconnects that announce what is held as pre-existing, and expect-action steps that \
+                wait for the accessory to ask for an action. Prints each request, action and disconnect.
+
+                With --raw-file: \
                 Once the accessory has subscribed to both sources, runs --raw-file line by line: `ns HEX` and `ds HEX` \
                 notify a value (split into ATT-MTU-sized notifications), `sleep MS` waits, `disconnect` disconnects and \
                 ends the file; blank lines and `#` comments are skipped. Prints each Control Point write as \
@@ -22,7 +32,10 @@ extension PhoneCommand {
         )
 
         @Option(help: "Bluetooth adapter to serve ANCS from and connect with.") var adapter: String = "hci1"
-        @Option(help: "File of ns/ds/sleep/disconnect lines.") var rawFile: String
+        @Option(help: "ANCS scenario (YAML; see Scenarios/ancs/).") var file: String?
+        @Option(help: "File of ns/ds/sleep/disconnect lines.") var rawFile: String?
+        @Option(help: "Seconds an expect-action step of --file waits for the accessory.") var actionTimeout: Double = 60
+        @Option(help: "Seconds without Control Point requests, after the last step of --file, before disconnecting.") var settle: Double = 3
         @Option(help: "Seconds to find and connect to the accessory.") var bleTimeout: Double = 60
         @Option(help: "Seconds the accessory may take to subscribe to both sources.") var subscribeTimeout: Double = 60
         @Option(help: "Seconds to stay connected after the file, printing Control Point writes.") var linger: Double = 0
@@ -40,7 +53,8 @@ extension PhoneCommand {
         }
 
         func validate() throws {
-            for (name, value) in [("--ble-timeout", bleTimeout), ("--subscribe-timeout", subscribeTimeout)] where !(value > 0 && value <= 600) {
+            guard (file == nil) != (rawFile == nil) else { throw ValidationError("give either --file or --raw-file") }
+            for (name, value) in [("--ble-timeout", bleTimeout), ("--subscribe-timeout", subscribeTimeout), ("--action-timeout", actionTimeout), ("--settle", settle)] where !(value > 0 && value <= 600) {
                 throw ValidationError("\(name) must be above 0 and at most 600")
             }
             guard linger >= 0, linger <= 600 else { throw ValidationError("--linger must be 0...600") }
@@ -51,7 +65,10 @@ extension PhoneCommand {
 
         func run() async throws {
             let logger = common.makeLogger("notifbridge.phone")
-            let steps = try Self.parse(try readFile())
+            if let file {
+                return try await playScenario(file, logger: logger)
+            }
+            let steps = try Self.parse(try readFile(rawFile ?? ""))
             let printer = PhonePrinter(prefix: "")
             let answer: ANCSGATTServer.ControlPointAnswer = controlPointError.flatMap { UInt8($0, radix: 16) }.map { .rejected(attError: $0) } ?? .accepted
             let server = try await ANCSGATTServer.start(adapter: adapter, logger: logger) { bytes in
@@ -103,13 +120,30 @@ extension PhoneCommand {
             }
         }
 
-        private func readFile() throws -> String {
+        private func readFile(_ path: String) throws -> String {
             let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: rawFile)) } catch {
-                throw CommandFailure("cannot read --raw-file \(rawFile): \(error.localizedDescription)")
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw CommandFailure("cannot read \(path): \(error.localizedDescription)")
             }
-            guard data.count <= Self.maxFileBytes else { throw CommandFailure("--raw-file is over \(Self.maxFileBytes) bytes") }
+            guard data.count <= Self.maxFileBytes else { throw CommandFailure("\(path) is over \(Self.maxFileBytes) bytes") }
             return String(decoding: data, as: UTF8.self)
+        }
+
+        private func playScenario(_ path: String, logger: Logger) async throws {
+            let scenario: ANCSScenario
+            do { scenario = try ANCSScenario.parse(try readFile(path)) } catch let error as ANCSScenario.Invalid {
+                throw CommandFailure("\(path): \(error.description)")
+            }
+            let player = ANCSPlayer(
+                scenario: scenario,
+                timing: .init(connect: .seconds(bleTimeout), subscribe: .seconds(subscribeTimeout), action: .seconds(actionTimeout), settle: .seconds(settle)),
+                printer: PhonePrinter(prefix: "")
+            )
+            do {
+                try await player.play(adapter: adapter, logger: logger)
+            } catch {
+                throw error as? CommandFailure ?? CommandFailure("\(error)")
+            }
         }
 
         static func parse(_ text: String) throws -> [Step] {
