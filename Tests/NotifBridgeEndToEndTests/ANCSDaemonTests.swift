@@ -93,6 +93,10 @@ struct ANCSDaemonTests {
         #expect(listed.allSatisfy { $0.alerted }, "new ANCS notifications alert like any other")
         #expect(listed.first { $0.notificationIdentifier == "ancs:2" }?.notification.category == .social)
 
+        var rows: [ListedNotification] = []
+        _ = try await daemon.control.list(ControlRequest(op: .list)) { rows.append($0) }
+        #expect(rows.first { $0.id == "ancs:2" }?.category == "social", "respond list names the ANCS category")
+
         let action = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:2", action: "ancs.positive"))
         #expect(action.ok, "\(action)")
         #expect(port.performed.withLock { $0.map(\.0) } == [2])

@@ -81,6 +81,8 @@ public struct ListedNotification: Codable, Sendable, Hashable {
     public var title: String?
     public var body: String?
     public var actions: [Action]
+    /// The ANCS category, for notifications that came through ANCS.
+    public var category: String?
     public var alerted: Bool
     /// Removed (on the phone, or dismissed or cleared here); listed only when asked for.
     public var removed: Bool
@@ -91,7 +93,7 @@ public struct ListedNotification: Codable, Sendable, Hashable {
 
     public init(
         source: String, id: String, app: String, title: String?, body: String?, actions: [Action],
-        alerted: Bool, removed: Bool = false, receivedAt: Date, bodyOmitted: Bool? = nil
+        category: String? = nil, alerted: Bool, removed: Bool = false, receivedAt: Date, bodyOmitted: Bool? = nil
     ) {
         self.source = source
         self.id = id
@@ -99,6 +101,7 @@ public struct ListedNotification: Codable, Sendable, Hashable {
         self.title = title
         self.body = body
         self.actions = actions
+        self.category = category
         self.alerted = alerted
         self.removed = removed
         self.receivedAt = receivedAt

@@ -233,6 +233,7 @@ public struct ControlService: Sendable {
             title: n.hasTitle ? n.title : nil,
             body: n.hasBody ? n.body.plainText : nil,
             actions: n.actions.map { .init(id: $0.identifier, title: $0.hasTitle ? $0.title : nil, type: typeName($0.type)) },
+            category: n.category == .unspecified ? nil : String(describing: n.category),
             alerted: record.alerted,
             removed: record.removed,
             receivedAt: record.receivedAt

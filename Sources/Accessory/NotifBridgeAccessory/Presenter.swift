@@ -208,6 +208,7 @@ public struct JSONPresenter: Presenter {
         if n.hasBody { object["body"] = n.body.plainText }
         if n.hasThreadIdentifier { object["thread"] = n.threadIdentifier }
         if !n.actions.isEmpty { object["actions"] = n.actions.map(\.identifier) }
+        if n.category != .unspecified { object["category"] = String(describing: n.category) }
         if let alerting = stored.alerting {
             object["kind"] = String(describing: alerting.kind)
             object["shouldAlert"] = alerting.shouldAlert
