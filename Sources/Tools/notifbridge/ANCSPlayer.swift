@@ -21,7 +21,6 @@ final class ANCSPlayer: Sendable {
     private struct State: Sendable {
         var model = ANCSServer()
         var connected = false
-        var subscribed: Set<String> = []
         /// The next Data Source reply is cut in half and the link dropped.
         var cutArmed = false
         var cutDone = false
@@ -54,7 +53,6 @@ final class ANCSPlayer: Sendable {
             for await (characteristic, subscribed) in server.subscriptions {
                 let name = characteristic == .dataSource ? "data-source" : "notification-source"
                 printer.line("\(subscribed ? "subscribed" : "unsubscribed") \(name)")
-                state.withLock { if subscribed { $0.subscribed.insert(name) } else { $0.subscribed.remove(name) } }
             }
         }
         defer { watcher.cancel() }
@@ -105,10 +103,7 @@ final class ANCSPlayer: Sendable {
     }
 
     private func connect(_ server: ANCSGATTServer) async throws {
-        try await server.connect(timeout: timing.connect)
-        try await wait(upTo: timing.subscribe, "the accessory to subscribe to the Data Source and the Notification Source") {
-            $0.subscribed.isSuperset(of: ["data-source", "notification-source"])
-        }
+        try await server.connectAndAwaitSubscriptions(timeout: timing.connect + timing.subscribe)
         state.withLock { $0.connected = true }
         printer.line("connected")
     }
@@ -116,7 +111,6 @@ final class ANCSPlayer: Sendable {
     private func disconnect(_ server: ANCSGATTServer) async {
         state.withLock {
             $0.connected = false
-            $0.subscribed.removeAll()
         }
         await server.disconnect()
     }

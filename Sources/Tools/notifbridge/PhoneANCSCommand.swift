@@ -6,7 +6,6 @@ import NotifBridgeANCS
 import NotifBridgeBLE
 import NotifBridgeCrypto
 import NotifBridgeScenario
-import Synchronization
 
 extension PhoneCommand {
     /// The iPhone's ANCS service over BlueZ, playing a scenario (`--file`, through the ANCS
@@ -75,24 +74,15 @@ extension PhoneCommand {
                 printer.line("control-point \(hexString(bytes))")
                 return answer
             }
-            let subscribed = Mutex<Set<ANCSGATTServer.Characteristic>>([])
             let watcher = Task {
                 for await (characteristic, on) in server.subscriptions {
                     printer.line("\(on ? "subscribed" : "unsubscribed") \(characteristic == .dataSource ? "data-source" : "notification-source")")
-                    subscribed.withLock { set in
-                        if on { set.insert(characteristic) } else { set.remove(characteristic) }
-                    }
                 }
             }
             defer { watcher.cancel() }
             do {
-                try await server.connect(timeout: .milliseconds(Int64(bleTimeout * 1000)))
+                try await server.connectAndAwaitSubscriptions(timeout: .milliseconds(Int64((bleTimeout + subscribeTimeout) * 1000)))
                 printer.line("connected")
-                let deadline = ContinuousClock.now + .milliseconds(Int64(subscribeTimeout * 1000))
-                while subscribed.withLock({ $0.count }) < 2 {
-                    guard ContinuousClock.now < deadline else { throw CommandFailure("the accessory did not subscribe to both ANCS sources in \(subscribeTimeout) s") }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
                 try await play(steps, on: server, printer: printer)
                 try await Task.sleep(for: .milliseconds(Int64(linger * 1000)))
             } catch {

@@ -88,6 +88,36 @@ public final class ANCSGATTServer: Sendable {
         logger.info("connected to \(BlueZ.address(of: device)); ATT MTU \(mtu.map(String.init) ?? "unknown")")
     }
 
+    /// Connects and waits until the accessory has subscribed to both sources. A link that drops
+    /// first, or an accessory that has not subscribed within `grace`, is given up and the device
+    /// forgotten (bluetoothd's cached GATT database of it can fail the next connection), then
+    /// tried again until `timeout`.
+    public func connectAndAwaitSubscriptions(timeout: Duration, grace: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        let client = BlueZClient(bus: bus)
+        var attempt = 1
+        while true {
+            try await connect(timeout: deadline - .now)
+            let giveUp = min(deadline, .now + grace)
+            while ContinuousClock.now < giveUp {
+                let (subscribed, device) = state.withLock { ($0.subscribed, $0.device) }
+                if subscribed.isSuperset(of: [.notificationSource, .dataSource]) { return }
+                if let device, try await client.managedObjects()[device]?[BlueZ.device]?["Connected"]?.boolValue != true { break }
+                try await Task.sleep(for: GATTCentral.pollInterval)
+            }
+            guard ContinuousClock.now < deadline else {
+                throw BluetoothFailure("the accessory did not subscribe to the Notification Source and the Data Source within \(timeout)")
+            }
+            logger.notice("the accessory has not subscribed after attempt \(attempt); forgetting it and connecting again")
+            if let device = state.withLock({ $0.device }) { await client.forget(device, adapterPath: adapterPath, until: deadline) }
+            state.withLock { state in
+                state.device = nil
+                state.subscribed.removeAll()
+            }
+            attempt += 1
+        }
+    }
+
     /// The link's ATT MTU as this side's GATT client reports it on any of the accessory's
     /// characteristics: with one ATT bearer per link, notifications from our server use the
     /// same MTU. nil if bluetoothd does not say (before BlueZ 5.62).
