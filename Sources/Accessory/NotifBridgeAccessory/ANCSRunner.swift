@@ -30,13 +30,17 @@ final class ANCSRunner: Sendable {
     let registry: ConnectionRegistry
     let presenter: any Presenter
     let logger: Logger
+    /// Rations what an iPhone's ANCS makes the daemon log: a peer sending garbage in a loop
+    /// gets a share of lines and then a count, like a link's refusals.
+    let gate: LogGate
     private let feed: Mutex<ANCSFeed>
     /// The port being served, for actions `respond` asks for.
     private let port = Mutex<(any ANCSPort)?>(nil)
 
     static let tickInterval = Duration.seconds(1)
 
-    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, configuration: ANCSFeed.Configuration = .init()) {
+    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, gate: LogGate, configuration: ANCSFeed.Configuration = .init()) {
+        self.gate = gate
         self.store = store
         self.pipeline = pipeline
         self.registry = registry
@@ -83,14 +87,14 @@ final class ANCSRunner: Sendable {
                 return
             }
             actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
-            presenter.present(.connected(peer: "\(device) (ANCS)"))
+            gate.pass("ANCS", .connections) { presenter.present(.connected(peer: "\(device) (ANCS)")) }
         case .notificationSource(let device, let bytes):
             actions = feed.withLock { $0.receivedNotificationSource(bytes, from: device, now: .now, date: Date()) }
         case .dataSource(let device, let bytes):
             actions = feed.withLock { $0.receivedDataSource(bytes, from: device, now: .now, date: Date()) }
         case .gone(let device):
             actions = feed.withLock { $0.disconnected(device) }
-            if !actions.isEmpty { presenter.present(.disconnected(peer: "\(device) (ANCS)")) }
+            if !actions.isEmpty { gate.pass("ANCS", .connections) { presenter.present(.disconnected(peer: "\(device) (ANCS)")) } }
         }
         await carryOut(actions, port: port)
     }
@@ -132,7 +136,7 @@ final class ANCSRunner: Sendable {
                     logger.error("could not withdraw ANCS notifications: \(error)")
                 }
             case .log(let line):
-                logger.info("\(line)")
+                gate.pass("ANCS") { logger.info("\(line)") }
             }
         }
     }

@@ -75,7 +75,7 @@ public final class AccessoryDaemon: Sendable {
             configuration: configuration, keys: keys, store: store, pipeline: pipeline, registry: registry,
             gate: gate, presenter: presenter, logger: logger, budget: reassemblyBudget
         )
-        ancs = ANCSRunner(store: store, pipeline: pipeline, registry: registry, presenter: presenter, logger: logger)
+        ancs = ANCSRunner(store: store, pipeline: pipeline, registry: registry, presenter: presenter, logger: logger, gate: gate)
         control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger, ancs: ancs)
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
         if let exchange {
