@@ -47,6 +47,12 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Flag(help: "With --transport ble, do not subscribe to the ANCS service of iPhones that connect.")
     var noAncs = false
 
+    @Option(help: ArgumentHelp(
+        "With --transport ble, accept pairing for this many seconds (1...3600), showing the passkey to enter on the iPhone.",
+        discussion: "ANCS on a real iPhone needs a bonded link; without this flag, pair with bluetoothctl as its agent."
+    ))
+    var pairable: Int?
+
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
 
@@ -63,6 +69,17 @@ struct AccessoryCommand: AsyncParsableCommand {
     var commitWindow: Int = 3
 
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if let pairable {
+            guard transport == .ble else { throw ValidationError("--pairable needs --transport ble") }
+            #if canImport(NotifBridgeBLE)
+            guard (1...Int(PairingAgent.maxWindow.components.seconds)).contains(pairable) else {
+                throw ValidationError("--pairable must be 1...\(PairingAgent.maxWindow.components.seconds) seconds; it was \(pairable)")
+            }
+            #endif
+        }
+    }
 
     func run() async throws {
         let logger = common.makeLogger("notifbridge.accessory")
@@ -133,12 +150,25 @@ struct AccessoryCommand: AsyncParsableCommand {
                 throw CommandFailure("\(error)")
             }
         }
+        var agent: PairingAgent?
+        if let pairable {
+            do {
+                agent = try await PairingAgent.start(adapter: adapter, window: .seconds(pairable), logger: logger) { device, passkey in
+                    logger.notice("pairing with \(device.split(separator: "/").last ?? ""): enter \(passkey) on the iPhone")
+                }
+            } catch {
+                await ancs?.stop()
+                await peripheral.stop()
+                throw CommandFailure("\(error)")
+            }
+        }
         let announce = PresenterEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
         return AccessoryService(
             daemon: daemon,
             source: StreamLinkSource(peripheral.links, announcing: announce),
             ancs: ancs.map { BlueZANCSPort($0, logger: logger) },
-            onStop: {
+            onStop: { [agent] in
+                await agent?.stop()
                 await ancs?.stop()
                 await peripheral.stop()
             }
