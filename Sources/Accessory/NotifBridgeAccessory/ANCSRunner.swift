@@ -34,8 +34,6 @@ final class ANCSRunner: Sendable {
     /// gets a share of lines and then a count, like a link's refusals.
     let gate: LogGate
     private let feed: Mutex<ANCSFeed>
-    /// The port being served, for actions `respond` asks for.
-    private let port = Mutex<(any ANCSPort)?>(nil)
 
     static let tickInterval = Duration.seconds(1)
 
@@ -49,22 +47,57 @@ final class ANCSRunner: Sendable {
         feed = Mutex(ANCSFeed(configuration: configuration))
     }
 
+    /// What the runner's one loop takes, in turn: port events, ticks and `respond` requests.
+    /// One loop, so that the feed's actions are carried out in the order it produced them.
+    private enum Input: Sendable {
+        case port(ANCSPortEvent)
+        case tick
+        case perform(ANCSActionID, identifier: String, CheckedContinuation<Result<Void, ANCSFeedError>, Never>)
+    }
+
+    /// Inputs waiting for the loop. Port events past this are dropped (and logged), as the
+    /// BlueZ client drops its oldest: an iPhone cannot grow the daemon's memory.
+    static let maxQueuedInputs = 1024
+
+    private let inbox = Mutex<AsyncStream<Input>.Continuation?>(nil)
+
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
     func run(_ port: any ANCSPort) async {
-        self.port.withLock { $0 = port }
-        defer { self.port.withLock { $0 = nil } }
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
+        inbox.withLock { $0 = continuation }
+        defer { inbox.withLock { $0 = nil } }
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in port.events {
+                    if case .dropped = continuation.yield(.port(event)) {
+                        self.gate.pass("ANCS") { self.logger.warning("ANCS input queue full: an event from the iPhone was dropped") }
+                    }
+                }
+                continuation.finish()
+            }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.tickInterval)
-                    let established = self.registry.newestEstablished() != nil
-                    let actions = self.feed.withLock { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }
-                    await self.carryOut(actions, port: port)
+                    continuation.yield(.tick)
                 }
             }
-            for await event in port.events {
-                await handle(event, port: port)
+            for await input in inputs {
+                switch input {
+                case .port(let event):
+                    await handle(event, port: port)
+                case .tick:
+                    let established = registry.newestEstablished() != nil
+                    await carryOut(feed.withLock { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }, port: port)
+                case .perform(let action, let identifier, let done):
+                    switch feed.withLock({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
+                    case .failure(let error):
+                        done.resume(returning: .failure(error))
+                    case .success(let actions):
+                        await carryOut(actions, port: port)
+                        done.resume(returning: .success(()))
+                    }
+                }
             }
             group.cancelAll()
         }
@@ -99,14 +132,14 @@ final class ANCSRunner: Sendable {
         await carryOut(actions, port: port)
     }
 
-    /// Asks the iPhone to perform a stored ANCS notification's positive or negative action.
+    /// Asks the iPhone to perform a stored ANCS notification's positive or negative action,
+    /// in turn with everything else the loop does; returns once the request is written.
     func perform(_ action: ANCSActionID, identifier: String) async -> Result<Void, ANCSFeedError> {
-        guard let port = port.withLock({ $0 }) else { return .failure(.notConnected) }
-        switch feed.withLock({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
-        case .failure(let error): return .failure(error)
-        case .success(let actions):
-            await carryOut(actions, port: port)
-            return .success(())
+        await withCheckedContinuation { done in
+            guard let inbox = inbox.withLock({ $0 }), case .enqueued = inbox.yield(.perform(action, identifier: identifier, done)) else {
+                done.resume(returning: .failure(.notConnected))
+                return
+            }
         }
     }
 
