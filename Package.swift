@@ -340,7 +340,7 @@ package.targets += [
     // The GATT peripheral (the accessory's side) and central (the phone's), over BlueZ.
     .target(
         name: "NotifBridgeBLE",
-        dependencies: ["NotifBridgeDBus", "NotifBridgeWire", logging],
+        dependencies: ["NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", logging],
         path: "Sources/Transports/NotifBridgeBLE",
         swiftSettings: swiftSettings
     ),
@@ -358,7 +358,7 @@ package.targets += [
     ),
     .testTarget(
         name: "NotifBridgeBLETests",
-        dependencies: ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", logging],
+        dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", logging],
         swiftSettings: swiftSettings
     ),
 ]

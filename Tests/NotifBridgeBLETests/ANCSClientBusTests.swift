@@ -1,4 +1,5 @@
 import Logging
+import NotifBridgeANCS
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
 import Synchronization
@@ -65,10 +66,10 @@ struct ANCSClientBusTests {
         static func ancsObjects() -> DBusManagedObjects {
             [
                 device: [BlueZ.device: ["Connected": .bool(true), "ServicesResolved": .bool(true)]],
-                service: [BlueZ.gattService: ["UUID": .string(ANCSGATT.serviceUUID)]],
-                notificationSource: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSGATT.notificationSourceUUID.uppercased())]],
-                controlPoint: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSGATT.controlPointUUID)]],
-                dataSource: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSGATT.dataSourceUUID)]],
+                service: [BlueZ.gattService: ["UUID": .string(ANCSUUID.service)]],
+                notificationSource: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSUUID.notificationSource.uppercased())]],
+                controlPoint: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSUUID.controlPoint)]],
+                dataSource: [BlueZ.gattCharacteristic: ["UUID": .string(ANCSUUID.dataSource)]],
             ]
         }
 

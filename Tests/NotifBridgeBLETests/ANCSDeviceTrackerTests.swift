@@ -1,3 +1,4 @@
+import NotifBridgeANCS
 import Testing
 @testable import NotifBridgeBLE
 
@@ -12,9 +13,9 @@ struct ANCSDeviceTrackerTests {
 
     /// A tracker that has seen all three characteristics; returns what the last one caused.
     private func resolved(_ tracker: inout ANCSDeviceTracker, device: String = device) -> [ANCSDeviceTracker.Effect] {
-        _ = tracker.characteristicAdded(path: device + "/service0020/char0021", uuid: ANCSGATT.notificationSourceUUID, device: device)
-        _ = tracker.characteristicAdded(path: device + "/service0020/char0024", uuid: ANCSGATT.controlPointUUID, device: device)
-        return tracker.characteristicAdded(path: device + "/service0020/char0026", uuid: ANCSGATT.dataSourceUUID, device: device)
+        _ = tracker.characteristicAdded(path: device + "/service0020/char0021", uuid: ANCSUUID.notificationSource, device: device)
+        _ = tracker.characteristicAdded(path: device + "/service0020/char0024", uuid: ANCSUUID.controlPoint, device: device)
+        return tracker.characteristicAdded(path: device + "/service0020/char0026", uuid: ANCSUUID.dataSource, device: device)
     }
 
     @Test("Subscribes once all three are there; a value between the subscriptions and ready is held, then follows ready")

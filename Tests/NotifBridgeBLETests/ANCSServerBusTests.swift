@@ -1,4 +1,5 @@
 import Logging
+import NotifBridgeANCS
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
 import Synchronization
@@ -84,7 +85,7 @@ struct ANCSServerBusTests {
         let name = try await Self.serverName(bluez)
         let objects = try #require(try await bluez.call(name, ANCSServerApplication.application, "GetManagedObjects").first).asManagedObjects()
         let uuids = Set(objects.values.compactMap { ($0[BlueZ.gattCharacteristic] ?? $0[BlueZ.gattService])?["UUID"]?.stringValue })
-        #expect(uuids == [ANCSGATT.serviceUUID, ANCSGATT.notificationSourceUUID, ANCSGATT.controlPointUUID, ANCSGATT.dataSourceUUID])
+        #expect(uuids == [ANCSUUID.service, ANCSUUID.notificationSource, ANCSUUID.controlPoint, ANCSUUID.dataSource])
 
         await #expect(throws: BluetoothFailure.self) { try await server.notify(.notificationSource, [1]) }
         try await bluez.watch(name)

@@ -47,6 +47,9 @@ final class ModelANCSPort: ANCSPort {
 
     func disconnect() { continuation.yield(.gone(device: Self.device)) }
 
+    /// The transport has stopped (bluetoothd went away): the port's events end.
+    func finish() { continuation.finish() }
+
     func post(_ uid: UInt32, title: String, flags: ANCSEventFlags = [], connected: Bool = true) {
         let notification = ANCSNotification(
             uid: uid, flags: flags, category: .social, appIdentifier: "com.apple.MobileSMS", appName: nil,
@@ -73,6 +76,7 @@ struct ANCSDaemonTests {
     @Test("Notifications are stored and alert by policy, actions reach the Control Point, a reconnect withdraws what went")
     func endToEnd() async throws {
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
             configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0),
@@ -115,5 +119,33 @@ struct ANCSDaemonTests {
         let after: [StoredNotification] = try daemon.store.notifications(includeRemoved: false)
         #expect(Set(after.map(\.notificationIdentifier)) == ["ancs:2", "ancs:3", "ancs:4"])
         #expect(after.first { $0.notificationIdentifier == "ancs:3" }?.alerted == false, "a pre-existing notification is caught up, not alerted")
+    }
+
+    @Test("Once the ANCS port has stopped, an action says that nothing was sent")
+    func afterThePortStopped() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let presenter = RecordingPresenter()
+        let daemon = try AccessoryDaemon(
+            configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0),
+            policy: .unlimitedBursts,
+            presenter: presenter,
+            logger: Logger(label: "test.ancs", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let port = ModelANCSPort()
+        let task = Task { try await daemon.run(daemon.tcpSource(), ancs: port) }
+        defer { task.cancel() }
+        port.connect()
+        port.post(7, title: "Erin", flags: [.positiveAction])
+        try await presenter.waitFor("ancs:7 added", Self.shown("ancs:7", .added))
+        port.finish()
+        let deadline = ContinuousClock.now + .seconds(10)
+        var reply = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:7", action: "ancs.positive"))
+        while reply.ok, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            reply = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:7", action: "ancs.positive"))
+        }
+        #expect(!reply.ok)
+        #expect(reply.message?.contains("no iPhone is connected over ANCS") == true, "\(String(describing: reply.message))")
     }
 }

@@ -52,21 +52,37 @@ final class ANCSRunner: Sendable {
     private enum Input: Sendable {
         case port(ANCSPortEvent)
         case tick
-        case perform(ANCSActionID, identifier: String, CheckedContinuation<Result<Void, ANCSFeedError>, Never>)
+        case perform(ANCSActionID, identifier: String, UUID)
+    }
+
+    private typealias Performed = CheckedContinuation<Result<Void, ANCSFeedError>, Never>
+
+    /// The loop's input, while it runs, and the `respond` requests waiting for it: any still
+    /// waiting when the loop ends (shutdown, the port gone) hear that nothing was sent.
+    private struct Inbox {
+        var continuation: AsyncStream<Input>.Continuation?
+        var waiting: [UUID: Performed] = [:]
     }
 
     /// Inputs waiting for the loop. Port events past this are dropped (and logged), as the
     /// BlueZ client drops its oldest: an iPhone cannot grow the daemon's memory.
     static let maxQueuedInputs = 1024
 
-    private let inbox = Mutex<AsyncStream<Input>.Continuation?>(nil)
+    private let inbox = Mutex(Inbox())
 
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
     func run(_ port: any ANCSPort) async {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
-        inbox.withLock { $0 = continuation }
-        defer { inbox.withLock { $0 = nil } }
+        inbox.withLock { $0.continuation = continuation }
+        defer {
+            let waiting = inbox.withLock { inbox in
+                inbox.continuation = nil
+                defer { inbox.waiting.removeAll() }
+                return inbox.waiting.values
+            }
+            for done in waiting { done.resume(returning: .failure(.notConnected)) }
+        }
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await event in port.events {
@@ -89,14 +105,16 @@ final class ANCSRunner: Sendable {
                 case .tick:
                     let established = registry.newestEstablished() != nil
                     await carryOut(feed.withLock { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }, port: port)
-                case .perform(let action, let identifier, let done):
+                case .perform(let action, let identifier, let id):
+                    let result: Result<Void, ANCSFeedError>
                     switch feed.withLock({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
                     case .failure(let error):
-                        done.resume(returning: .failure(error))
+                        result = .failure(error)
                     case .success(let actions):
                         await carryOut(actions, port: port)
-                        done.resume(returning: .success(()))
+                        result = .success(())
                     }
+                    inbox.withLock { $0.waiting.removeValue(forKey: id) }?.resume(returning: result)
                 }
             }
             group.cancelAll()
@@ -135,11 +153,18 @@ final class ANCSRunner: Sendable {
     /// Asks the iPhone to perform a stored ANCS notification's positive or negative action,
     /// in turn with everything else the loop does; returns once the request is written.
     func perform(_ action: ANCSActionID, identifier: String) async -> Result<Void, ANCSFeedError> {
-        await withCheckedContinuation { done in
-            guard let inbox = inbox.withLock({ $0 }), case .enqueued = inbox.yield(.perform(action, identifier: identifier, done)) else {
-                done.resume(returning: .failure(.notConnected))
-                return
+        await withCheckedContinuation { (done: Performed) in
+            let id = UUID()
+            let queued = inbox.withLock { inbox in
+                guard let continuation = inbox.continuation else { return false }
+                inbox.waiting[id] = done
+                guard case .enqueued = continuation.yield(.perform(action, identifier: identifier, id)) else {
+                    inbox.waiting[id] = nil
+                    return false
+                }
+                return true
             }
+            if !queued { done.resume(returning: .failure(.notConnected)) }
         }
     }
 

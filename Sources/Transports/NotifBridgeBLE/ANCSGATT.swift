@@ -1,26 +1,19 @@
+import NotifBridgeANCS
 import NotifBridgeDBus
+import NotifBridgeWire
 
-/// The Apple Notification Center Service's GATT identifiers (Apple's ANCS specification).
-/// Lower case, as bluetoothd reports UUIDs.
+/// The Apple Notification Center Service as BlueZ carries it; the UUIDs are `ANCSUUID`'s.
 public enum ANCSGATT {
-    public static let serviceUUID = "7905f431-b5ce-4e99-a40f-4b1e122d00d0"
-    /// Notify: one 8-byte event per notification added, modified or removed.
-    public static let notificationSourceUUID = "9fbf120d-6301-42d9-8c58-25e699a21dbd"
-    /// Write with response: attribute requests and actions.
-    public static let controlPointUUID = "69d1d8f3-45e1-49a8-9821-9bbdfdaad9d9"
-    /// Notify: replies to Control Point requests, possibly spanning many notifications.
-    public static let dataSourceUUID = "22eac6e9-24d6-4bb5-be44-b36ace7c7bfb"
-
     /// The longest attribute value ATT carries (Core spec Vol 3 Part F §3.2.9); anything
     /// longer from the bus is refused rather than buffered.
-    public static let maxValueLength = 512
+    public static let maxValueLength = WireLimits.maxAttributeValueLength
 
     /// Which ANCS characteristic a UUID names, if any.
     static func role(ofUUID uuid: String) -> Role? {
         switch uuid.lowercased() {
-        case notificationSourceUUID: .notificationSource
-        case controlPointUUID: .controlPoint
-        case dataSourceUUID: .dataSource
+        case ANCSUUID.notificationSource: .notificationSource
+        case ANCSUUID.controlPoint: .controlPoint
+        case ANCSUUID.dataSource: .dataSource
         default: nil
         }
     }

@@ -1,3 +1,4 @@
+import NotifBridgeANCS
 import NotifBridgeDBus
 
 /// The simulated iPhone's ANCS service as bluetoothd reads it over D-Bus. Pure: builds message
@@ -15,10 +16,10 @@ enum ANCSServerApplication {
             [BlueZ.gattCharacteristic: ["UUID": .string(uuid), "Service": .objectPath(service), "Flags": .stringArray(flags)]]
         }
         return [
-            service: [BlueZ.gattService: ["UUID": .string(ANCSGATT.serviceUUID), "Primary": .bool(true)]],
-            notificationSource: characteristic(ANCSGATT.notificationSourceUUID, ["notify"]),
-            controlPoint: characteristic(ANCSGATT.controlPointUUID, ["write"]),
-            dataSource: characteristic(ANCSGATT.dataSourceUUID, ["notify"]),
+            service: [BlueZ.gattService: ["UUID": .string(ANCSUUID.service), "Primary": .bool(true)]],
+            notificationSource: characteristic(ANCSUUID.notificationSource, ["notify"]),
+            controlPoint: characteristic(ANCSUUID.controlPoint, ["write"]),
+            dataSource: characteristic(ANCSUUID.dataSource, ["notify"]),
         ]
     }
 
