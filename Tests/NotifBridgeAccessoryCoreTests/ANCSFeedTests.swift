@@ -153,4 +153,18 @@ import Testing
     func identifiers(_ identifier: String, uid: UInt32?) {
         #expect(ANCSMapping.uid(forNotificationIdentifier: identifier) == uid)
     }
+
+    @Test("Catch-up remembers at most maxCatchUpIdentifiers; past that it withdraws nothing", arguments: [
+        (ANCSFeed.maxCatchUpIdentifiers, true), (ANCSFeed.maxCatchUpIdentifiers + 1, false),
+    ])
+    func catchUpLimit(announced: Int, withdraws: Bool) {
+        var rig = Rig()
+        rig.connect()
+        for uid in 0..<UInt32(announced) {
+            rig.post(uid, preExisting: true)
+        }
+        rig.tick(after: 4)
+        #expect(!rig.feed.catchingUp)
+        #expect(rig.withdrawals.map(\.count) == (withdraws ? [announced] : []))
+    }
 }

@@ -51,8 +51,14 @@ public struct ANCSFeed: Sendable {
 
     private struct CatchUp: Sendable {
         var announced: Set<String> = []
+        /// More were announced than `maxCatchUpIdentifiers`: nothing is withdrawn.
+        var overflowed = false
         var lastAnnouncement: ContinuousClock.Instant
     }
+
+    /// Identifiers remembered during one catch-up. An iPhone announcing more (a hostile one
+    /// could announce without end) cannot grow memory: past this the feed withdraws nothing.
+    public static let maxCatchUpIdentifiers = 4096
 
     public let configuration: Configuration
     private var connection: Connection?
@@ -87,9 +93,15 @@ public struct ANCSFeed: Sendable {
     public mutating func receivedNotificationSource(_ bytes: [UInt8], from device: String, now: ContinuousClock.Instant, date: Date) -> [Action] {
         guard var current = connection, current.device == device else { return [] }
         // Whatever the iPhone names during catch-up, new or not, it still has.
-        if current.catchUp != nil, let event = try? ANCSNotificationSourceEvent(bytes: bytes), event.eventID != .removed {
-            current.catchUp?.announced.insert(ANCSMapping.notificationIdentifier(uid: event.uid))
-            if event.flags.contains(.preExisting) { current.catchUp?.lastAnnouncement = now }
+        if var catchUp = current.catchUp, let event = try? ANCSNotificationSourceEvent(bytes: bytes), event.eventID != .removed {
+            let identifier = ANCSMapping.notificationIdentifier(uid: event.uid)
+            if catchUp.announced.count < Self.maxCatchUpIdentifiers || catchUp.announced.contains(identifier) {
+                catchUp.announced.insert(identifier)
+            } else {
+                catchUp.overflowed = true
+            }
+            if event.flags.contains(.preExisting) { catchUp.lastAnnouncement = now }
+            current.catchUp = catchUp
         }
         let actions = current.client.receivedNotificationSource(bytes, now: now)
         connection = current
@@ -144,8 +156,12 @@ public struct ANCSFeed: Sendable {
         guard let catchUp = connection?.catchUp else { return [] }
         connection?.catchUp = nil
         let count = catchUp.announced.count
-        var out: [Action] = [.log("ANCS catch-up complete: \(count) pre-existing notification\(count == 1 ? "" : "s")")]
-        if !yielding { out.append(.withdraw(keeping: catchUp.announced)) }
+        var out: [Action] = [.log("ANCS catch-up complete: \(count) notification\(count == 1 ? "" : "s") named")]
+        if catchUp.overflowed {
+            out.append(.log("ANCS catch-up named more than \(Self.maxCatchUpIdentifiers) notifications; none withdrawn"))
+        } else if !yielding {
+            out.append(.withdraw(keeping: catchUp.announced))
+        }
         return out
     }
 
