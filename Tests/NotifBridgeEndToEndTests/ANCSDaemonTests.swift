@@ -73,10 +73,8 @@ struct ANCSDaemonTests {
         { if case .notification(let record, change) = $0 { record.notificationIdentifier == id } else { false } }
     }
 
-    @Test("Notifications are stored and alert by policy, actions reach the Control Point, a reconnect withdraws what went")
-    func endToEnd() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    /// A daemon on a loopback port with the model iPhone's ANCS port beside its links.
+    static func start(in directory: TemporaryDirectory) throws -> (AccessoryDaemon, RecordingPresenter, ModelANCSPort, Task<Void, any Error>) {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
             configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0),
@@ -86,6 +84,14 @@ struct ANCSDaemonTests {
         )
         let port = ModelANCSPort()
         let task = Task { try await daemon.run(daemon.tcpSource(), ancs: port) }
+        return (daemon, presenter, port, task)
+    }
+
+    @Test("Notifications are stored and alert by policy, actions reach the Control Point, a reconnect withdraws what went")
+    func endToEnd() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (daemon, presenter, port, task) = try Self.start(in: directory)
         defer { task.cancel() }
 
         port.connect()
@@ -125,15 +131,7 @@ struct ANCSDaemonTests {
     func afterThePortStopped() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let presenter = RecordingPresenter()
-        let daemon = try AccessoryDaemon(
-            configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0),
-            policy: .unlimitedBursts,
-            presenter: presenter,
-            logger: Logger(label: "test.ancs", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        let port = ModelANCSPort()
-        let task = Task { try await daemon.run(daemon.tcpSource(), ancs: port) }
+        let (daemon, presenter, port, task) = try Self.start(in: directory)
         defer { task.cancel() }
         port.connect()
         port.post(7, title: "Erin", flags: [.positiveAction])
