@@ -126,8 +126,9 @@ final class ANCSRunner: Sendable {
         switch event {
         case .ready(let device):
             let exchangeID = UInt64.random(in: 1...UInt64.max)
-            let busy = feed.withLock { $0.device.map { $0 != device } ?? false }
-            if busy {
+            // Already serving a device (this one again, or another): the feed says which, and
+            // no epoch is recorded for a connection it will not use.
+            if feed.withLock({ $0.device != nil }) {
                 actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
                 break
             }
