@@ -141,3 +141,4 @@ func cpuReport(_ suite: CipherSuite) throws {
 
 print("NotifBridge benchmarks (\(count) notifications per suite)")
 for suite in CipherSuite.allCases { try cpuReport(suite) }
+try ratchetReport()

@@ -119,6 +119,12 @@ public struct RecipientSession: Sendable {
         cache[featureID] = keys
         return keys
     }
+
+    /// The internet transport's chain keys (one pair for every feature), from the same context.
+    public func internetChainKeys(bluetoothUUID: String) throws(CryptoError) -> InternetChainKeys {
+        let recipient = self.recipient
+        return try InternetChainKeys.export(bluetoothUUID: bluetoothUUID) { try recipient.exportSecret(context: $0, outputByteCount: 32) }
+    }
 }
 
 /// The iOS system's side (HPKE sender), used by the simulated iPhone.
@@ -167,6 +173,11 @@ public struct SenderSession: Sendable {
         }
         cache[featureID] = keys
         return keys
+    }
+
+    public func internetChainKeys(bluetoothUUID: String) throws(CryptoError) -> InternetChainKeys {
+        let sender = self.sender
+        return try InternetChainKeys.export(bluetoothUUID: bluetoothUUID) { try sender.exportSecret(context: $0, outputByteCount: 32) }
     }
 }
 

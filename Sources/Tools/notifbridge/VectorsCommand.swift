@@ -10,11 +10,13 @@ struct VectorsCommand: AsyncParsableCommand {
         shouldDisplay: false
     )
 
-    @Option(help: "Output file.") var out: String = "Tests/Vectors/golden-v1.json"
+    @Flag(help: "Write the internet transport's ratchet vectors instead (Tests/Vectors/ratchet-v1.json).") var ratchet = false
+    @Option(help: "Output file (default: Tests/Vectors/golden-v1.json, or ratchet-v1.json with --ratchet).") var out: String?
 
     func run() async throws {
-        let data = try GoldenVectors.make()
-        try data.write(to: URL(fileURLWithPath: out))
-        print("wrote \(out)")
+        let path = out ?? (ratchet ? "Tests/Vectors/ratchet-v1.json" : "Tests/Vectors/golden-v1.json")
+        let data = try ratchet ? RatchetVectors.make() : GoldenVectors.make()
+        try data.write(to: URL(fileURLWithPath: path))
+        print("wrote \(path)")
     }
 }
