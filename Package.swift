@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "NotifBridgeWire", targets: ["NotifBridgeWire"]),
         .library(name: "NotifBridgeANCS", targets: ["NotifBridgeANCS"]),
         .library(name: "NotifBridgeCrypto", targets: ["NotifBridgeCrypto"]),
+        .library(name: "NotifBridgeRelayCore", targets: ["NotifBridgeRelayCore"]),
         .library(name: "NotifBridgeAccessoryCore", targets: ["NotifBridgeAccessoryCore"]),
         .library(name: "NotifBridgeHostCore", targets: ["NotifBridgeHostCore"]),
         // For the Apple apps (Apps/, generated with XcodeGen): the phone's extensions and the
@@ -144,6 +145,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Relay: the internet transport's server side.
+
+        // APNs pushes of type accessory and their provider tokens. No IO.
+        .target(
+            name: "NotifBridgeRelayCore",
+            dependencies: [crypto],
+            path: "Sources/Relay/NotifBridgeRelayCore",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Transports
 
         // The TCP link (SwiftNIO), carrying length-prefixed chunks.
@@ -242,6 +253,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeANCSTests",
             dependencies: ["NotifBridgeANCS", "NotifBridgeWire"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeRelayCoreTests",
+            dependencies: ["NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeTestSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(
