@@ -360,6 +360,13 @@ package.targets += [
         path: "Sources/Transports/NotifBridgeBLE",
         swiftSettings: swiftSettings
     ),
+    // Desktop notifications with actions and inline replies, over org.freedesktop.Notifications.
+    .target(
+        name: "NotifBridgeDesktop",
+        dependencies: ["NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", logging],
+        path: "Sources/Transports/NotifBridgeDesktop",
+        swiftSettings: swiftSettings
+    ),
     // A private dbus-daemon per test, so bus tests never touch the machine's buses.
     .target(
         name: "NotifBridgeDBusTestSupport",
@@ -377,8 +384,16 @@ package.targets += [
         dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", logging],
         swiftSettings: swiftSettings
     ),
+    .testTarget(
+        name: "NotifBridgeDesktopTests",
+        dependencies: [
+            "NotifBridgeDesktop", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", "NotifBridgeDBusTestSupport",
+            "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeStore", "NotifBridgeCrypto", "NotifBridgeTestSupport", logging,
+        ],
+        swiftSettings: swiftSettings
+    ),
 ]
 for target in package.targets where target.name == "notifbridge" {
-    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus"]
+    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeDesktop"]
 }
 #endif

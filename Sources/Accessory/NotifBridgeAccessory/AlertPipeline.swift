@@ -16,6 +16,11 @@ public protocol AlertSink: Sendable {
 public enum AlertEvent: Sendable {
     /// A new notification and the planner's decision for it (alerting or not).
     case notification(StoredNotification, AlertDecision)
+    /// A notification already shown changed (`.updated`) or is gone from the iPhone
+    /// (`.removed`): a sink that shows notifications follows it; none alerts for it.
+    case changed(StoredNotification, PresenterEvent.Change)
+    /// The iPhone cleared everything (remove-all).
+    case removedAll
     /// Held-back notifications of a burst, announced once.
     case burstSummary(count: Int)
 }
@@ -78,7 +83,9 @@ final class AlertPipeline: Sendable {
             logger.debug("notification content", metadata: ["title": "\(record.notification.title)", "body": "\(record.notification.body.plainText)"])
         }
         switch (event.event, outcome.ledger) {
-        case (.removeAll, .markRemoved): shown.append(.removedAll(count: outcome.removedCount))
+        case (.removeAll, .markRemoved):
+            shown.append(.removedAll(count: outcome.removedCount))
+            for sink in sinks { sink.alert(.removedAll) }
         case (_, .ignore(let reason)):
             if let id = event.notificationID {
                 shown.append(.ignored(source: id.sourceIdentifier, id: id.notificationIdentifier, reason: reason.rawValue))
@@ -89,8 +96,11 @@ final class AlertPipeline: Sendable {
             if let decision = outcome.plan.decision {
                 for sink in sinks { sink.alert(.notification(record, decision)) }
             }
-        case (_, .replace): outcome.record.map { shown.append(.notification($0, change: .updated)) }
-        case (_, .markRemoved): outcome.record.map { shown.append(.notification($0, change: .removed)) }
+        case (_, .replace), (_, .markRemoved):
+            guard let record = outcome.record else { return }
+            let change: PresenterEvent.Change = outcome.ledger == .replace ? .updated : .removed
+            shown.append(.notification(record, change: change))
+            for sink in sinks { sink.alert(.changed(record, change)) }
         default: break
         }
     }

@@ -29,6 +29,8 @@ public struct HookAlertSink: AlertSink {
             object = ["event": "notification", "notification": JSONPresenter.object(record), "decision": JSONPresenter.object(decision)]
         case .burstSummary(let count):
             object = ["event": "burstSummary", "count": count]
+        case .changed, .removedAll:
+            return
         }
         guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(UInt8(ascii: "\n"))
@@ -38,35 +40,5 @@ public struct HookAlertSink: AlertSink {
     /// For tests and shutdown: waits until every submitted hook has finished.
     public func waitUntilIdle(timeout: Duration) async -> Bool {
         await runner.waitUntilIdle(timeout: timeout)
-    }
-}
-
-/// Posts alerts as freedesktop notifications (org.freedesktop.Notifications via notify-send).
-public struct DesktopAlertSink: AlertSink {
-    private let notifier: DesktopNotifier
-
-    /// nil when notify-send is not installed (a headless accessory).
-    public init?(logger: Logger) {
-        guard let notifier = DesktopNotifier(onResult: { result in
-            if !result.succeeded { logger.notice("desktop notification failed: \(result.launchError ?? "exit \(result.exitStatus ?? -1)")") }
-        }) else { return nil }
-        self.notifier = notifier
-    }
-
-    public func alert(_ event: AlertEvent) {
-        switch event {
-        case .notification(let record, let decision):
-            // A desktop notification is an alert: only for what the planner made one.
-            guard decision.alerts else { return }
-            let n = record.notification
-            notifier.notify(
-                appName: "NotifBridge · \(n.sourceName)",
-                summary: n.hasTitle ? n.title : n.sourceName,
-                body: n.hasBody ? n.body.plainText : "",
-                urgency: decision.persistent ? .critical : .normal
-            )
-        case .burstSummary(let count):
-            notifier.notify(appName: "NotifBridge", summary: "\(count) more notifications", body: "They arrived in a burst and are listed on the accessory.")
-        }
     }
 }

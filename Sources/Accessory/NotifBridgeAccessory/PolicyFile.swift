@@ -11,7 +11,8 @@ public struct PolicyFile: Codable, Sendable, Hashable {
     /// Display profile "LINESxCOLUMNS" for the terminal presenter, e.g. "4x32".
     public var display: String?
     public var hook: HookSettings?
-    /// Also post each alert as a freedesktop notification (needs notify-send).
+    /// Also post each alert as a desktop notification (org.freedesktop.Notifications over
+    /// D-Bus), with its actions as buttons.
     public var desktopNotifications: Bool
 
     public struct HookSettings: Codable, Sendable, Hashable {

@@ -98,13 +98,15 @@ struct AccessoryCommand: AsyncParsableCommand {
                 }
                 profile = parsed
             }
+            let sinks = try await AlertSinks.make(policy, logger: logger)
             daemon = try AccessoryDaemon(
                 configuration: configuration,
                 policy: policy,
                 presenter: json ? JSONPresenter() : TerminalPresenter(profile: profile),
-                sinks: try makeAlertSinks(policy, logger: logger),
+                sinks: sinks.all,
                 logger: logger
             )
+            for answer in sinks.answered { answer(daemon.control.respond) }
         } catch {
             throw CommandFailure("\(error)")
         }

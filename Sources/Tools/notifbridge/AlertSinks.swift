@@ -1,17 +1,33 @@
 import Logging
 import NotifBridgeAccessory
+#if canImport(NotifBridgeDesktop)
+import NotifBridgeDesktop
+#endif
 
 /// The hook and desktop sinks the policy file asks for.
-func makeAlertSinks(_ policy: PolicyFile, logger: Logger) throws -> [any AlertSink] {
-    var sinks: [any AlertSink] = []
-    if let hook = policy.hook {
-        sinks.append(HookAlertSink(settings: hook, logger: logger))
-    }
-    if policy.desktopNotifications {
-        guard let desktop = DesktopAlertSink(logger: logger) else {
-            throw CommandFailure("desktopNotifications is on, but notify-send is not installed (apt-get install libnotify-bin)")
+struct AlertSinks {
+    var all: [any AlertSink] = []
+    /// Answers from desktop notifications go to the daemon once it exists.
+    var answered: [(@escaping @Sendable (ControlRequest) async -> ControlReply) -> Void] = []
+
+    static func make(_ policy: PolicyFile, logger: Logger) async throws -> AlertSinks {
+        var sinks = AlertSinks()
+        if let hook = policy.hook {
+            sinks.all.append(HookAlertSink(settings: hook, logger: logger))
         }
-        sinks.append(desktop)
+        if policy.desktopNotifications {
+            #if canImport(NotifBridgeDesktop)
+            do {
+                let desktop = try await FreedesktopNotificationSink.connect(logger: logger)
+                sinks.all.append(desktop)
+                sinks.answered.append { desktop.respond(using: $0) }
+            } catch {
+                throw CommandFailure("desktopNotifications is on, but no notification server answered on the session bus (DBUS_SESSION_BUS_ADDRESS): \(error)")
+            }
+            #else
+            throw CommandFailure("desktopNotifications needs D-Bus, which this build does not have")
+            #endif
+        }
+        return sinks
     }
-    return sinks
 }
