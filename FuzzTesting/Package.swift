@@ -7,7 +7,7 @@ import PackageDescription
 /// `FuzzTarget` in the main package, so its `swift test` replays crashes without this package.
 let harnesses = [
     "FuzzReassembler", "FuzzStreamDecoder", "FuzzSession", "FuzzLedger",
-    "FuzzControl", "FuzzAPNs", "FuzzScenario", "FuzzPolicy", "FuzzANCS",
+    "FuzzControl", "FuzzAPNs", "FuzzScenario", "FuzzPolicy", "FuzzANCS", "FuzzRatchet",
 ]
 
 let package = Package(

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes FuzzTesting/Corpus/<target>/ from the repository's own inputs, deterministically:
-the golden vectors (Tests/Vectors/golden-v1.json, Tests/Vectors/ancs), Fixtures/apns,
+the golden vectors (Tests/Vectors/golden-v1.json, Tests/Vectors/ancs, Tests/Vectors/ratchet-v1.json), Fixtures/apns,
 Scenarios/*.yaml and the Examples policy. Input layouts are FuzzTarget's (Sources/Tools/NotifBridgeFuzzing): records are
 tag(1) | length(2, little-endian) | body.
 
@@ -203,8 +203,24 @@ def ancs_seeds():
     return {"ancs": seeds}
 
 
+def ratchet_seeds():
+    """RatchetTarget's records: 0 deliver message body[0], 1 deliver it tampered (bit body[2]),
+    2 parse and deliver the body as it is, 3 save and restore. Raw bodies come from the ratchet
+    vectors, which another chain sealed, so they must be refused."""
+    vectors = json.loads((ROOT / "Tests/Vectors/ratchet-v1.json").read_text())
+    deliver = lambda *indices: b"".join(record(0, bytes([i])) for i in indices)
+    raw = b"".join(record(2, bytes.fromhex(m["message"])) for chain in vectors["chains"] for m in chain["messages"])
+    return {"ratchet": {
+        "in-order": deliver(0, 1, 2, 3),
+        "reordered-replayed": deliver(0, 3, 1, 2, 2, 3) + record(3) + deliver(1, 4),
+        "window-edge": deliver(16, 0, 17, 34, 35, 1) + record(3) + deliver(18),
+        "tampered": record(1, bytes([2, 0, 5])) + deliver(2) + record(1, bytes([2, 0, 200])),
+        "foreign-vectors": raw + deliver(0),
+    }}
+
+
 def write(directory):
-    for seeds in (wire_seeds(), session_seeds(), ledger_seeds(), text_seeds(), file_seeds(), ancs_seeds()):
+    for seeds in (wire_seeds(), session_seeds(), ledger_seeds(), text_seeds(), file_seeds(), ancs_seeds(), ratchet_seeds()):
         for target, files in seeds.items():
             folder = directory / target
             folder.mkdir(parents=True, exist_ok=True)

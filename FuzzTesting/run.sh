@@ -6,7 +6,7 @@
 #   FuzzTesting/run.sh HARNESS|all [--runs N] [--seconds S] [--release] [-- LIBFUZZER_ARGS...]
 #
 # HARNESS is a target name (reassembler, stream-decoder, session, ledger, control, apns,
-# scenario, policy, ancs). --runs and --seconds bound each harness (whichever comes first); with
+# scenario, policy, ancs, ratchet). --runs and --seconds bound each harness (whichever comes first); with
 # neither, a harness runs until it finds something. --release builds with -c release.
 # FUZZ_BUILD_JOBS sets the build's -j (default: SwiftPM's). Each harness grows its corpus in
 # .build/fuzz/<harness>/corpus, seeded from Corpus/<harness>; a crash input is written to
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-all=(reassembler stream-decoder session ledger control apns scenario policy ancs)
+all=(reassembler stream-decoder session ledger control apns scenario policy ancs ratchet)
 usage() { echo "usage: $0 HARNESS|all [--runs N] [--seconds S] [--release] [-- LIBFUZZER_ARGS...]" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
@@ -53,7 +53,7 @@ executable() {
         reassembler) echo FuzzReassembler ;; stream-decoder) echo FuzzStreamDecoder ;;
         session) echo FuzzSession ;; ledger) echo FuzzLedger ;; control) echo FuzzControl ;;
         apns) echo FuzzAPNs ;; scenario) echo FuzzScenario ;; policy) echo FuzzPolicy ;;
-        ancs) echo FuzzANCS ;;
+        ancs) echo FuzzANCS ;; ratchet) echo FuzzRatchet ;;
     esac
 }
 max_len() {

@@ -25,7 +25,7 @@ while [[ $# -gt 0 ]]; do
         *) harnesses+=("$1"); shift ;;
     esac
 done
-all=(reassembler stream-decoder session ledger control apns scenario policy ancs)
+all=(reassembler stream-decoder session ledger control apns scenario policy ancs ratchet)
 [[ ${#harnesses[@]} -gt 0 ]] || { [[ $report -eq 1 ]] && harnesses=("${all[@]}"); } || usage
 for harness in "${harnesses[@]}"; do [[ " ${all[*]} " == *" $harness "* ]] || usage; done
 

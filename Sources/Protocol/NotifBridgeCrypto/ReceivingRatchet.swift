@@ -27,12 +27,20 @@ public struct ReceivingRatchet: Sendable {
     /// Entries in the eviction order, spent ones included: tests check that it stays bounded.
     var trackedIndexCount: Int { order.count - orderStart }
 
-    public init(chainKey: some DataProtocol, nextIndex: UInt32 = 0) throws(RatchetError) {
+    /// How far ahead a message may be, and how many skipped keys are kept: Apple's 50,000 by
+    /// default; a receiver short of memory may keep fewer and refuse more late messages.
+    public let maxSkippedKeys: Int
+
+    public init(chainKey: some DataProtocol, nextIndex: UInt32 = 0, maxSkippedKeys: Int = InternetRatchet.maxSkippedKeys) throws(RatchetError) {
         guard chainKey.count == InternetRatchet.chainKeyLength else {
             throw RatchetError(.malformed, "a chain key is \(InternetRatchet.chainKeyLength) bytes, got \(chainKey.count)")
         }
+        guard (0...InternetRatchet.maxSkippedKeys).contains(maxSkippedKeys) else {
+            throw RatchetError(.malformed, "a ratchet keeps 0 to \(InternetRatchet.maxSkippedKeys) skipped keys, not \(maxSkippedKeys)")
+        }
         self.chainKey = SymmetricKey(data: Array(chainKey))
         self.nextIndex = nextIndex
+        self.maxSkippedKeys = maxSkippedKeys
     }
 
     /// How many message keys are kept for messages that have not arrived.
@@ -58,8 +66,8 @@ public struct ReceivingRatchet: Sendable {
             throw RatchetError(.tooFarAhead, "message index \(index) is past the last one a sender uses")
         }
         let ahead = Int(index - nextIndex)
-        guard ahead <= InternetRatchet.maxSkippedKeys else {
-            throw RatchetError(.tooFarAhead, "message \(index) is \(ahead) ahead of the next expected (\(nextIndex)); at most \(InternetRatchet.maxSkippedKeys) are kept")
+        guard ahead <= maxSkippedKeys else {
+            throw RatchetError(.tooFarAhead, "message \(index) is \(ahead) ahead of the next expected (\(nextIndex)); at most \(maxSkippedKeys) are kept")
         }
         // Authenticate before deriving the keys to keep: from the nearest chain key known at or
         // below the index, so that once a stretch of the chain has been walked, a forgery far
@@ -117,7 +125,7 @@ public struct ReceivingRatchet: Sendable {
     }
 
     private mutating func evictOldest() {
-        while skipped.count > InternetRatchet.maxSkippedKeys, orderStart < order.count {
+        while skipped.count > maxSkippedKeys, orderStart < order.count {
             skipped[order[orderStart]] = nil
             orderStart += 1
         }
@@ -155,10 +163,10 @@ extension ReceivingRatchet {
     }
 
     /// Restores a saved state, refusing one that no receiver could have written.
-    public init(snapshot: Snapshot) throws(RatchetError) {
-        try self.init(chainKey: snapshot.chainKey, nextIndex: snapshot.nextIndex)
-        guard snapshot.skipped.count <= InternetRatchet.maxSkippedKeys else {
-            throw RatchetError(.malformed, "a saved ratchet holds \(snapshot.skipped.count) skipped keys; at most \(InternetRatchet.maxSkippedKeys)")
+    public init(snapshot: Snapshot, maxSkippedKeys: Int = InternetRatchet.maxSkippedKeys) throws(RatchetError) {
+        try self.init(chainKey: snapshot.chainKey, nextIndex: snapshot.nextIndex, maxSkippedKeys: maxSkippedKeys)
+        guard snapshot.skipped.count <= maxSkippedKeys else {
+            throw RatchetError(.malformed, "a saved ratchet holds \(snapshot.skipped.count) skipped keys; at most \(maxSkippedKeys)")
         }
         var previous: UInt32?
         for entry in snapshot.skipped {

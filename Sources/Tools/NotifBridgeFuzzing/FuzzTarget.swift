@@ -23,6 +23,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case policy
     /// The ANCS client fed Notification Source and Data Source bytes, time and actions.
     case ancs
+    /// The internet ratchet's receiver fed real, late, replayed, tampered and arbitrary messages.
+    case ratchet
 
     /// Runs the target on one input.
     public func run(_ input: UnsafeRawBufferPointer) {
@@ -40,6 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .scenario: FileTargets.scenario(bytes)
         case .policy: FileTargets.policy(bytes)
         case .ancs: ANCSTarget.run(bytes)
+        case .ratchet: RatchetTarget.run(bytes)
         }
     }
 }
