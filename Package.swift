@@ -360,6 +360,13 @@ package.targets += [
         path: "Sources/Transports/NotifBridgeBLE",
         swiftSettings: swiftSettings
     ),
+    // DNS-SD for the local-network transport, through avahi-daemon over D-Bus.
+    .target(
+        name: "NotifBridgeDNSSD",
+        dependencies: ["NotifBridgeDBus"],
+        path: "Sources/Transports/NotifBridgeDNSSD",
+        swiftSettings: swiftSettings
+    ),
     // Desktop notifications with actions and inline replies, over org.freedesktop.Notifications.
     .target(
         name: "NotifBridgeDesktop",
@@ -385,6 +392,11 @@ package.targets += [
         swiftSettings: swiftSettings
     ),
     .testTarget(
+        name: "NotifBridgeDNSSDTests",
+        dependencies: ["NotifBridgeDNSSD"],
+        swiftSettings: swiftSettings
+    ),
+    .testTarget(
         name: "NotifBridgeDesktopTests",
         dependencies: [
             "NotifBridgeDesktop", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", "NotifBridgeDBusTestSupport",
@@ -394,6 +406,6 @@ package.targets += [
     ),
 ]
 for target in package.targets where target.name == "notifbridge" {
-    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeDesktop"]
+    target.dependencies += ["NotifBridgeBLE", "NotifBridgeDBus", "NotifBridgeDesktop", "NotifBridgeDNSSD"]
 }
 #endif

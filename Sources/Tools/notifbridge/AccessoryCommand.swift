@@ -41,6 +41,12 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "Bluetooth adapter for --transport ble.")
     var adapter: String = "hci0"
 
+    @Flag(help: "Do not announce a non-loopback TCP listener on the local network (DNS-SD through avahi-daemon).")
+    var noAdvertise = false
+
+    @Option(help: "DNS-SD instance name for the local network (default: NotifBridge on <host name>).")
+    var serviceName: String?
+
     @Option(help: "Advertised name for --transport ble (AccessorySetupKit matches it).")
     var name: String = GATTProfile.advertisedName
 
@@ -113,9 +119,17 @@ struct AccessoryCommand: AsyncParsableCommand {
         let service: AccessoryService
         switch transport {
         case .tcp:
-            service = AccessoryService(daemon: daemon, source: daemon.tcpSource())
+            // Only a listener others can reach is announced; loopback is for development.
+            let announces = !noAdvertise && !TCPLink.isLoopback(host)
+            let name = serviceName ?? LocalNetwork.defaultServiceName
+            let keyID = daemon.keyID
+            service = AccessoryService(daemon: daemon, source: daemon.tcpSource(onListening: { port in
+                if announces { LocalNetwork.announce(name: name, port: port, keyID: keyID, logger: logger) }
+            }))
         case .ble:
             service = try await bluetoothService(daemon, logger: logger)
+        case .lan:
+            throw CommandFailure("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
         // SIGTERM (systemd, kill) and SIGINT (Ctrl-C) stop gracefully: what was read is committed
         // and acknowledged before the process exits.
@@ -196,4 +210,6 @@ func requireDBus() throws {
 /// How the accessory and the simulated iPhone reach each other.
 enum LinkTransport: String, ExpressibleByArgument, CaseIterable {
     case tcp, ble
+    /// The phone only: TCP to an accessory found with DNS-SD.
+    case lan
 }

@@ -32,7 +32,10 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "Accessory address.") var host: String = "127.0.0.1"
     @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
     @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
-    @Option(help: "tcp (the development link) or ble (a BlueZ GATT central; Linux).") var transport: LinkTransport = .tcp
+    @Option(help: "tcp (the development link), ble (a BlueZ GATT central) or lan (TCP to an accessory found with DNS-SD, X-Wing only); ble and lan on Linux.") var transport: LinkTransport = .tcp
+    @Option(help: "Seconds to browse the local network, for --transport lan.") var discoveryTimeout: Double = 5
+    @Option(help: "With --transport lan, the DNS-SD instance name to connect to.") var serviceName: String?
+    @Option(help: "With --transport lan, the key ID (16 hex digits) of the accessory to connect to.") var keyID: String?
     @Option(help: "Bluetooth adapter to scan and connect with, for --transport ble.") var adapter: String = "hci0"
     @Option(help: "Seconds to find and connect to the accessory over Bluetooth.") var bleTimeout: Double = 60
     @Flag(help: "Write chunks as write commands (without response) over Bluetooth.") var withoutResponse = false
@@ -49,6 +52,12 @@ struct PhoneTarget: ParsableArguments {
         switch transport {
         case .tcp:
             return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
+        case .lan:
+            // Apple's local-network transport takes X-Wing only.
+            guard suite.contains(.xWing) else { throw CommandFailure("--transport lan needs --suite xwing: the local network takes X-Wing only") }
+            let found = try await LocalNetwork.discover(seconds: discoveryTimeout, name: serviceName, keyID: keyID)
+            let lanSession = HostSession(configuration: .init(suites: [.xWing], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
+            return try await PhoneConnection.connect(host: found.host, port: found.port, session: lanSession, onEvent: onEvent, body)
         case .ble:
             #if canImport(NotifBridgeBLE)
             let bluetooth = try await openBluetoothLink()

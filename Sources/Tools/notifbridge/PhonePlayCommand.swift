@@ -107,6 +107,11 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
     func endpoint() async throws -> PhoneEndpoint {
         switch target.transport {
         case .tcp: .tcp(host: host, port: port)
+        case .lan:
+            try await {
+                let found = try await LocalNetwork.discover(seconds: target.discoveryTimeout, name: target.serviceName, keyID: target.keyID)
+                return PhoneEndpoint.tcp(host: found.host, port: found.port)
+            }()
         case .ble:
             #if canImport(NotifBridgeBLE)
             .link(try await target.openBluetoothLink().link)
