@@ -28,6 +28,17 @@ final class Banners: NSObject, AlertSink, UNUserNotificationCenterDelegate, @unc
         case .notification(let record, let decision):
             guard decision.alerts else { return }
             post(Banner(record))
+        case .changed(let record, .updated):
+            // An edit on the iPhone replaces a banner still remembered; one never shown stays so.
+            let identifier = Banner.identifier(source: record.sourceIdentifier, id: record.notificationIdentifier)
+            guard posted.withLock({ $0[identifier] != nil }) else { return }
+            post(Banner(record))
+        case .changed:
+            // MenuPresenter withdraws a removed notification's banner as it shows the removal.
+            return
+        case .removedAll:
+            let identifiers = order.withLock { $0 }
+            center.removeDeliveredNotifications(withIdentifiers: identifiers)
         case .burstSummary(let count):
             let content = UNMutableNotificationContent()
             content.title = "NotifBridge"
