@@ -77,6 +77,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        guard transport != .lan else {
+            throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
+        }
         if let pairable {
             guard transport == .ble else { throw ValidationError("--pairable needs --transport ble") }
             #if canImport(NotifBridgeBLE)
@@ -129,7 +132,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         case .ble:
             service = try await bluetoothService(daemon, logger: logger)
         case .lan:
-            throw CommandFailure("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
+            preconditionFailure("validate() refuses --transport lan for the accessory")
         }
         // SIGTERM (systemd, kill) and SIGINT (Ctrl-C) stop gracefully: what was read is committed
         // and acknowledged before the process exits.

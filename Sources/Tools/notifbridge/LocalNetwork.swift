@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifBridgeAccessory
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 import NotifBridgeTCP
 import Synchronization
 #if canImport(NotifBridgeDNSSD)
@@ -60,13 +61,14 @@ enum LocalNetwork {
             throw CommandFailure("cannot browse the local network: \(error)")
         }
         for instance in instances {
-            if case .failure(let problem) = instance.txt { print("phone │ skipped \"\(instance.name)\": \(problem)") }
+            // Names and host names are whatever someone on the network announced.
+            if case .failure(let problem) = instance.txt { print("phone │ skipped \"\(terminalSafe(instance.name))\": \(problem)") }
         }
         guard let chosen = NotifBridgeService.choose(instances, name: name, keyID: wanted) else {
-            let seen = instances.map { "\"\($0.name)\"" }.joined(separator: ", ")
-            throw CommandFailure("no NotifBridge accessory\(name.map { " named \"\($0)\"" } ?? "")\(keyID.map { " with key \($0)" } ?? "") found on the local network in \(seconds) s\(seen.isEmpty ? "" : "; seen: \(seen)")")
+            let seen = instances.map { "\"\(terminalSafe($0.name))\"" }.joined(separator: ", ")
+            throw CommandFailure("no NotifBridge accessory\(name.map { " named \"\(terminalSafe($0))\"" } ?? "")\(keyID.map { " with key \($0)" } ?? "") found on the local network in \(seconds) s\(seen.isEmpty ? "" : "; seen: \(seen)")")
         }
-        print("phone │ found \"\(chosen.name)\" at \(chosen.address):\(chosen.port) (\(chosen.hostName))")
+        print("phone │ found \"\(terminalSafe(chosen.name))\" at \(terminalSafe(chosen.address)):\(chosen.port) (\(terminalSafe(chosen.hostName)))")
         return (chosen.address, chosen.port)
         #else
         throw CommandFailure("--transport lan needs DNS-SD through avahi-daemon, which this build does not include (Linux only)")

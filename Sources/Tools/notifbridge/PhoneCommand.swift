@@ -40,8 +40,10 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "Seconds to find and connect to the accessory over Bluetooth.") var bleTimeout: Double = 60
     @Flag(help: "Write chunks as write commands (without response) over Bluetooth.") var withoutResponse = false
 
-    var session: HostSession {
-        HostSession(configuration: .init(suites: suite, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
+    var session: HostSession { session(suites: suite) }
+
+    func session(suites: [CipherSuite]) -> HostSession {
+        HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     }
 
     /// Connects over the chosen transport, runs `body`, and disconnects.
@@ -56,8 +58,7 @@ struct PhoneTarget: ParsableArguments {
             // Apple's local-network transport takes X-Wing only.
             guard suite.contains(.xWing) else { throw CommandFailure("--transport lan needs --suite xwing: the local network takes X-Wing only") }
             let found = try await LocalNetwork.discover(seconds: discoveryTimeout, name: serviceName, keyID: keyID)
-            let lanSession = HostSession(configuration: .init(suites: [.xWing], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
-            return try await PhoneConnection.connect(host: found.host, port: found.port, session: lanSession, onEvent: onEvent, body)
+            return try await PhoneConnection.connect(host: found.host, port: found.port, session: session(suites: [.xWing]), onEvent: onEvent, body)
         case .ble:
             #if canImport(NotifBridgeBLE)
             let bluetooth = try await openBluetoothLink()

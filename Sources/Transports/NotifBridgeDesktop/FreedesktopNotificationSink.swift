@@ -29,6 +29,7 @@ public final class FreedesktopNotificationSink: AlertSink {
     private let responder = Mutex<Responder?>(nil)
     private let queue: AsyncStream<AlertEvent>.Continuation
     private let failures = Mutex(0)
+    private let dropped = Mutex(0)
 
     fileprivate struct Tracking {
         var serverID: [String: UInt32] = [:]
@@ -89,9 +90,16 @@ public final class FreedesktopNotificationSink: AlertSink {
     }
 
     public func alert(_ event: AlertEvent) {
-        if case .dropped = queue.yield(event) {
-            logger.notice("desktop notifications are behind; one was dropped")
+        guard case .dropped = queue.yield(event) else { return }
+        if Self.shouldLog(count: dropped.withLock { $0 += 1; return $0 }) {
+            logger.notice("desktop notifications are behind the iPhone; \(dropped.withLock { $0 }) dropped so far")
         }
+    }
+
+    /// The first of a run of failures, then every hundredth: a flood from the iPhone or a server
+    /// that went away must not turn each notification into a log line.
+    static func shouldLog(count: Int) -> Bool {
+        count % 100 == 1
     }
 
     /// How many desktop notifications are followed now (for tests).
@@ -150,13 +158,11 @@ public final class FreedesktopNotificationSink: AlertSink {
             guard let id = reply.first?.uint32Value else { throw DBusError.typeMismatch(expected: "u", actual: DBusValue.signature(of: reply)) }
             return id
         } catch {
-            // One line for the first failure and every hundredth: a server that went away must
-            // not turn each notification into a log line.
             let count = failures.withLock { count in
                 count += 1
                 return count
             }
-            if count % 100 == 1 { logger.warning("desktop notification failed (\(count) so far): \(error)") }
+            if Self.shouldLog(count: count) { logger.warning("desktop notification failed (\(count) so far): \(error)") }
             return nil
         }
     }
