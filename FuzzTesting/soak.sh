@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # The soak: runs each named harness to a total of 10 million executions (release build,
 # AddressSanitizer on) in segments, so that a machine that goes away loses one segment, not
-# hours. Each segment is one `run.sh HARNESS --runs N --release`; its row is appended to
-# .build/fuzz/<harness>/soak.tsv with the tree hash of the code it ran. Segments count toward
-# the total only while that hash matches the checkout's, so a soak never mixes code versions.
+# hours. Each segment is one `run.sh HARNESS --runs N --release`; its row is appended to the log
+# (FuzzTesting/soak.tsv, committed, so that a soak outlives the machine it ran on) with the tree
+# hash of the code it ran. Segments count toward the total only while that hash matches the
+# checkout's, so a soak never mixes code versions.
 #
-#   FuzzTesting/soak.sh HARNESS... [--target N] [--segment N]
-#   FuzzTesting/soak.sh --report [HARNESS...]
+#   FuzzTesting/soak.sh HARNESS... [--target N] [--segment N] [--log FILE]
+#   FuzzTesting/soak.sh --report [HARNESS...] [--log FILE]
+#
+# --log names another log: a soak of an older commit, run in its own worktree, writes to the
+# newer checkout's log, where the rows are committed.
 #
 # Two instances can share a checkout: a harness is soaked by one of them at a time (flock on
 # .build/fuzz/<harness>/soak.lock) and the others move on to their next harness. Exits 1 at the
 # first segment that finds something (its inputs are in .build/fuzz/<harness>/artifacts/).
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")"
 
-target=10000000 segment=500000 report=0 harnesses=()
-usage() { echo "usage: $0 HARNESS... [--target N] [--segment N] | --report [HARNESS...]" >&2; exit 2; }
+target=10000000 segment=500000 report=0 harnesses=() log=$PWD/soak.tsv
+usage() { echo "usage: $0 HARNESS... [--target N] [--segment N] [--log FILE] | --report [HARNESS...] [--log FILE]" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --target) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; target=$2; shift 2 ;;
         --segment) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; segment=$2; shift 2 ;;
         --report) report=1; shift ;;
+        --log) [[ $# -ge 2 ]] || usage; log=$(cd "$caller" && realpath -m "$2"); shift 2 ;;
         -*) usage ;;
         *) harnesses+=("$1"); shift ;;
     esac
@@ -38,11 +44,12 @@ code=$(for path in "${code_paths[@]}"; do git rev-parse "HEAD:$path"; done | git
     exit 2
 }
 
+# The log's columns: finished (UTC), harness, code hash, executions, seconds, commit, failed (0/1).
+[[ -f $log ]] || printf 'finished\tharness\tcode\texecutions\tseconds\tcommit\tfailed\n' >"$log"
+
 # Executions, seconds and segments so far against this code: "executions seconds segments".
 totals() {
-    local ledger=.build/fuzz/$1/soak.tsv
-    [[ -f $ledger ]] || { echo "0 0 0"; return; }
-    awk -F'\t' -v code="$code" '$2 == code && $6 == 0 { e += $3; s += $4; n++ } END { printf "%d %d %d\n", e, s, n }' "$ledger"
+    awk -F'\t' -v h="$1" -v code="$code" '$2 == h && $3 == code && $7 == 0 { e += $4; s += $5; n++ } END { printf "%d %d %d\n", e, s, n }' "$log"
 }
 
 if [[ $report -eq 1 ]]; then
@@ -75,8 +82,8 @@ for harness in "${harnesses[@]}"; do
         row=$(awk -v h="$harness" '$1 == h && NF == 5 { r = $0 } END { print r }' "$work/segment.out")
         read -r _ done_runs took _ crashes <<<"${row:-x 0 0 0 1}"
         [[ $done_runs =~ ^[0-9]+$ ]] || done_runs=0
-        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$code" "$done_runs" "$took" "$(git rev-parse --short HEAD)" \
-            "$(( status == 0 && crashes == 0 ? 0 : 1 ))" >>"$work/soak.tsv"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$harness" "$code" "$done_runs" "$took" \
+            "$(git rev-parse --short HEAD)" "$(( status == 0 && crashes == 0 ? 0 : 1 ))" >>"$log"
         if (( status != 0 || crashes != 0 )); then
             cat "$work/segment.out"
             echo "== $harness: a segment failed after $(( executions + done_runs )) executions" >&2
