@@ -54,7 +54,8 @@ struct ChildProcessTests {
         let started = ContinuousClock.now
         task.cancel()
         let result = await task.value
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Far below the child's 30 s: it was terminated, not waited for (margin for a loaded machine).
+        #expect(ContinuousClock.now - started < .seconds(15))
         #expect(result.signal == SIGTERM && !result.timedOut && result.launchError == nil)
         #expect(result.output == Array("started\n".utf8))
     }

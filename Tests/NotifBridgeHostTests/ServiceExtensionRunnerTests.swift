@@ -65,7 +65,9 @@ struct ServiceExtensionRunnerTests {
         let elapsed = ContinuousClock.now - started
         #expect(outcome == .original(.timedOut(.milliseconds(500))))
         #expect(result.notification == mapped.notification)
-        #expect(elapsed >= .milliseconds(500) && elapsed < .seconds(3), "\(elapsed)")
+        // Far below the child's 30 s, so it was killed, not waited for; the margin is for a
+        // loaded machine (3 s failed once beside a build), not a speed claim.
+        #expect(elapsed >= .milliseconds(500) && elapsed < .seconds(15), "\(elapsed)")
 
         let pid = try #require(Int32(String(decoding: Data(contentsOf: URL(fileURLWithPath: pidFile)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(await Self.isGone(pid), "the background sleep \(pid) outlived the deadline")

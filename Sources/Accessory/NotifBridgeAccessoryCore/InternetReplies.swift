@@ -17,6 +17,12 @@ public struct InternetReplySender: Sendable {
 
     public mutating func push(_ event: AccessoryEvent, sessionIdentifier: UUID, nonces: NonceSource = .system) throws(RatchetError) -> AccessoryPush {
         let message = try ratchet.seal(WireCodec.encode(event), keyID: keyID, nonces: nonces)
-        return AccessoryPush(encryptedData: message.sealed, sessionIdentifier: sessionIdentifier.uuidString, keyID: message.keyID, messageIndex: message.messageIndex)
+        return Self.push(message, sessionIdentifier: sessionIdentifier)
+    }
+
+    /// The push body for a message already sealed and persisted elsewhere (the accessory's store
+    /// seals with its saved chain and commits it: `AccessoryStore.sealForInternet`).
+    public static func push(_ message: RatchetMessage, sessionIdentifier: UUID) -> AccessoryPush {
+        AccessoryPush(encryptedData: message.sealed, sessionIdentifier: sessionIdentifier.uuidString, keyID: message.keyID, messageIndex: message.messageIndex)
     }
 }

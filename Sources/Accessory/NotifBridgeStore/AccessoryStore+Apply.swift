@@ -37,14 +37,21 @@ extension AccessoryStore {
     /// Each event is planned against the burst state its predecessors left; `burst` takes the
     /// steps of the events that were stored, and only once everything has committed.
     /// Receipts may be sent for every successful result once this returns.
+    /// - Parameter opened: for events that came over the internet, what opening their messages
+    ///   changed in the receiving ratchets, saved in the same transaction
+    ///   (AccessoryStore+Ratchet.swift says why); if one cannot be saved, nothing is.
     public func applyBatch(
         _ events: [(event: HostEvent, exchangeID: UInt64)],
+        opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = [],
         now: Date,
         conditions: AlertConditions,
         burst: inout BurstLimiter
     ) throws -> [Result<ApplyOutcome, any Error>] {
         var planned = burst
         let results = try database.write { db in
+            for item in opened {
+                try Self.save(item.changes, exchangeID: item.exchangeID, db)
+            }
             var batch = BatchContext(now: now)
             var results: [Result<Applied, any Error>] = []
             for item in events {

@@ -121,6 +121,9 @@ public final class AccessoryStore: Sendable {
                 END;
                 """)
         }
+        migrator.registerMigration("v5: internet ratchets") { db in
+            try createRatchetTables(db)
+        }
         return migrator
     }
 

@@ -58,6 +58,11 @@ public struct InternetChainKeys: Sendable {
     public var hostToAccessory: Data
     public var accessoryToHost: Data
 
+    public init(hostToAccessory: Data, accessoryToHost: Data) {
+        self.hostToAccessory = hostToAccessory
+        self.accessoryToHost = accessoryToHost
+    }
+
     public func chainKey(for direction: Direction) -> Data {
         switch direction {
         case .hostToAccessory: hostToAccessory
@@ -151,6 +156,9 @@ public struct SendingRatchet: Sendable {
         self.chainKey = SymmetricKey(data: Array(chainKey))
         self.nextIndex = nextIndex
     }
+
+    /// The chain key's bytes, for a sender to persist.
+    public var chainKeyBytes: Data { chainKey.withUnsafeBytes { Data($0) } }
 
     public mutating func seal(_ plaintext: some DataProtocol, keyID: [UInt8], nonces: NonceSource = .system) throws(RatchetError) -> RatchetMessage {
         // The last index is never used, so that the receiver's next index always fits in 32 bits.

@@ -50,6 +50,12 @@ public struct ReceivingRatchet: Sendable {
 
     /// Opens a message for this chain, or refuses it and stays as it was.
     public mutating func open(_ message: RatchetMessage, keyID: [UInt8]) throws(RatchetError) -> Data {
+        try openRecordingChanges(message, keyID: keyID).plaintext
+    }
+
+    /// Opens a message as `open` does, and says what changed, so that a store can persist the
+    /// change (a row or two) instead of the whole state (up to 50,000 keys) after each message.
+    public mutating func openRecordingChanges(_ message: RatchetMessage, keyID: [UInt8]) throws(RatchetError) -> (plaintext: Data, changes: Changes) {
         guard message.keyID == keyID else {
             throw RatchetError(.unknownKeyID, "key ID \(hexString(message.keyID)) is not this exchange's \(hexString(keyID))")
         }
@@ -60,7 +66,7 @@ public struct ReceivingRatchet: Sendable {
             }
             let plaintext = try Self.open(message, with: key)
             skipped[index] = nil
-            return plaintext
+            return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: index, kept: [], evicted: []))
         }
         guard index < .max else {
             throw RatchetError(.tooFarAhead, "message index \(index) is past the last one a sender uses")
@@ -96,17 +102,27 @@ public struct ReceivingRatchet: Sendable {
                 skippedChain = following
             }
         }
+        var kept: [Snapshot.SkippedKey] = []
+        kept.reserveCapacity(passed.count)
         for (offset, key) in passed.enumerated() {
             let skippedIndex = nextIndex + UInt32(offset)
             skipped[skippedIndex] = key
             order.append(skippedIndex)
+            kept.append(Snapshot.SkippedKey(index: skippedIndex, key: key.withUnsafeBytes { Data($0) }))
         }
         chainKey = next
         nextIndex = index + 1
         if !checkpoints.isEmpty { checkpoints = checkpoints.filter { $0.key > nextIndex } }
-        evictOldest()
-        return plaintext
+        let evicted = evictOldest()
+        // A key kept and evicted by the same message was never persisted: leave it out of both.
+        if let firstKept = kept.first?.index, let lastEvicted = evicted.last, lastEvicted >= firstKept {
+            kept.removeAll { $0.index <= lastEvicted }
+            return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted.filter { $0 < firstKept }))
+        }
+        return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted))
     }
+
+    private var chainKeyData: Data { chainKey.withUnsafeBytes { Data($0) } }
 
     private func nearestChainKey(atOrBelow index: UInt32) -> (UInt32, SymmetricKey) {
         let checkpoint = index / Self.checkpointInterval * Self.checkpointInterval
@@ -124,9 +140,12 @@ public struct ReceivingRatchet: Sendable {
         }
     }
 
-    private mutating func evictOldest() {
+    /// Drops the oldest kept keys past the limit and returns their indices, ascending.
+    private mutating func evictOldest() -> [UInt32] {
+        var evicted: [UInt32] = []
         while skipped.count > maxSkippedKeys, orderStart < order.count {
-            skipped[order[orderStart]] = nil
+            let index = order[orderStart]
+            if skipped.removeValue(forKey: index) != nil { evicted.append(index) }
             orderStart += 1
         }
         // Spent entries stay in `order` until they reach the front; compact once they dominate, so
@@ -137,21 +156,46 @@ public struct ReceivingRatchet: Sendable {
             order = order[orderStart...].filter { skipped[$0] != nil }
             orderStart = 0
         }
+        return evicted
     }
 }
 
 extension ReceivingRatchet {
+    /// What one opened message changed: the new chain state, the kept key it used (`spent`), the
+    /// keys it kept for the indices it skipped, and the oldest keys dropped to stay within the
+    /// window. Applying it to the state saved before the message gives the state after it.
+    public struct Changes: Sendable, Hashable {
+        public var chainKey: Data
+        public var nextIndex: UInt32
+        public var spent: UInt32?
+        /// Ascending by index.
+        public var kept: [Snapshot.SkippedKey]
+        /// Ascending; none of them is in `kept`.
+        public var evicted: [UInt32]
+    }
+
     /// What a receiver persists after each message it opens, and restores at start-up.
     public struct Snapshot: Sendable, Hashable, Codable {
         public struct SkippedKey: Sendable, Hashable, Codable {
             public var index: UInt32
             public var key: Data
+
+            public init(index: UInt32, key: Data) {
+                self.index = index
+                self.key = key
+            }
         }
 
         public var chainKey: Data
         public var nextIndex: UInt32
         /// Ascending by index.
         public var skipped: [SkippedKey]
+
+        public init(chainKey: Data, nextIndex: UInt32, skipped: [SkippedKey]) {
+            self.chainKey = chainKey
+            self.nextIndex = nextIndex
+            self.skipped = skipped
+        }
     }
 
     public var snapshot: Snapshot {

@@ -1,0 +1,191 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+/// The internet ratchets in the store: a real SQLite file, reopened as after a restart.
+@Suite("Store ratchets")
+struct StoreRatchetTests {
+    let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 7, count: 1120))
+    let start = Date(timeIntervalSince1970: 1_778_490_000)
+    static let keyID: [UInt8] = [9, 8, 7, 6]
+    static let chainKeys = InternetChainKeys(hostToAccessory: Data(repeating: 0x11, count: 32), accessoryToHost: Data(repeating: 0x22, count: 32))
+
+    private func open(_ directory: TemporaryDirectory) throws -> AccessoryStore {
+        try AccessoryStore(path: directory.path + "/store.sqlite", retention: Retention(maxCount: 100_000, maxBytes: 1 << 30, maxAgeDays: 3650))
+    }
+
+    private func started(_ directory: TemporaryDirectory) throws -> AccessoryStore {
+        let store = try open(directory)
+        try store.saveExchange(exchange, keyID: [1], now: start)
+        try store.startInternetRatchets(exchangeID: exchange.exchangeID, keyID: Self.keyID, chainKeys: Self.chainKeys)
+        return store
+    }
+
+    /// Messages from the iPhone's side, each plaintext a `HostEvent` adding notification `n<index>`.
+    private func messages(_ count: Int) throws -> [RatchetMessage] {
+        var sender = try SendingRatchet(chainKey: Self.chainKeys.hostToAccessory)
+        return try (0..<count).map { index in
+            var event = HostEvent()
+            event.sequence = UInt64(index + 1)
+            event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: "n\(index)", sourceName: "S", body: "b"), .standard), now: start)
+            return try sender.seal(try WireCodec.encode(event), keyID: Self.keyID)
+        }
+    }
+
+    /// Opens a message with the stored ratchet and stores its event with the ratchet's changes in
+    /// one transaction, as the internet link does.
+    @discardableResult
+    private func receive(_ message: RatchetMessage, _ store: AccessoryStore) throws -> ApplyOutcome {
+        var (ratchet, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        let (plaintext, changes) = try ratchet.openRecordingChanges(message, keyID: keyID)
+        let event = try WireCodec.decode(HostEvent.self, from: plaintext)
+        var burst = BurstLimiter(limit: .init())
+        let conditions = AlertConditions(settings: .default, minuteOfDay: 600, now: .now)
+        return try store.applyBatch([(event, exchange.exchangeID)], opened: [(exchange.exchangeID, changes)], now: start, conditions: conditions, burst: &burst)[0].get()
+    }
+
+    private func refusal(_ message: RatchetMessage, _ store: AccessoryStore) -> RatchetError.Code? {
+        do {
+            try receive(message, store)
+            return nil
+        } catch let error as RatchetError {
+            return error.code
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test("Out of order across restarts: skipped keys survive, a replay is refused after reopening")
+    func reorderAcrossRestarts() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let messages = try messages(6)
+        do {
+            let store = try started(directory)
+            try receive(messages[3], store)
+            try receive(messages[0], store)
+            try store.close()
+        }
+        let store = try open(directory)
+        let saved = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        #expect(saved.ratchet.nextIndex == 4)
+        #expect((0..<4).filter { saved.ratchet.isSkipped($0) } == [1, 2])
+        #expect(refusal(messages[0], store) == .replayed)
+        #expect(refusal(messages[3], store) == .replayed)
+        for index in [2, 5, 1, 4] { try receive(messages[index], store) }
+        #expect(try store.notifications(includeRemoved: true).count == 6)
+        let final = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        #expect(final.ratchet.nextIndex == 6 && final.ratchet.skippedCount == 0)
+    }
+
+    @Test("The inbox and the store together: a batch whose commit fails opens again after reopening, and nothing is lost")
+    func inboxFollowsAFailedCommit() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let messages = try messages(3).map(\.serialized)
+        var store = try started(directory)
+        func inbox() throws -> InternetInbox {
+            let (ratchet, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+            return InternetInbox(ratchet: ratchet, keyID: keyID, exchangeID: exchange.exchangeID)
+        }
+        func commit(_ batch: [Data], into inbox: inout InternetInbox) throws {
+            var events: [(event: HostEvent, exchangeID: UInt64)] = []
+            var opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = []
+            for message in batch {
+                guard case .deliver(let event, let changes, _) = inbox.receive(message) else { continue }
+                events.append((event, exchange.exchangeID))
+                opened.append((exchange.exchangeID, changes))
+            }
+            var burst = BurstLimiter(limit: .init())
+            do {
+                _ = try store.applyBatch(events, opened: opened, now: start, conditions: AlertConditions(settings: .default, minuteOfDay: 600, now: .now), burst: &burst)
+                inbox.committed()
+            } catch {
+                inbox.rolledBack()
+                throw error
+            }
+        }
+        var first = try inbox()
+        try commit([messages[0]], into: &first)
+        try store.close()
+        #expect(throws: (any Error).self) { try commit([messages[2], messages[1]], into: &first) }
+        #expect(first.ratchet.nextIndex == 1)
+
+        store = try open(directory)
+        var second = try inbox()
+        #expect(second.ratchet.snapshot == first.ratchet.snapshot)
+        try commit([messages[2], messages[1], messages[0]], into: &second)
+        let stored = try store.notifications(includeRemoved: true).map(\.notificationIdentifier).sorted()
+        #expect(stored == ["n0", "n1", "n2"])
+        #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 3)
+    }
+
+    @Test("Starting again never resets a ratchet that has moved")
+    func startIsIdempotent() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try started(directory)
+        let messages = try messages(2)
+        try receive(messages[1], store)
+        let again = try store.startInternetRatchets(exchangeID: exchange.exchangeID, keyID: Self.keyID, chainKeys: Self.chainKeys)
+        #expect(!again)
+        #expect(refusal(messages[1], store) == .replayed)
+        #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 2)
+    }
+
+    @Test("A ratchet change is not saved when its event's transaction fails, and a stale save is refused")
+    func savedOnlyWithItsTransaction() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try started(directory)
+        let messages = try messages(3)
+        var (ratchet, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        let stale = ratchet
+        let (_, changes) = try ratchet.openRecordingChanges(messages[2], keyID: keyID)
+        try store.saveOpened(changes, exchangeID: exchange.exchangeID)
+        var old = stale
+        let (_, staleChanges) = try old.openRecordingChanges(messages[0], keyID: keyID)
+        #expect(throws: AccessoryStore.RatchetStoreError.self) {
+            try store.saveOpened(staleChanges, exchangeID: exchange.exchangeID)
+        }
+        let saved = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        #expect(saved.ratchet.nextIndex == 3 && saved.ratchet.skippedCount == 2)
+        #expect(throws: AccessoryStore.UnknownExchange.self) {
+            try store.startInternetRatchets(exchangeID: 42, keyID: Self.keyID, chainKeys: Self.chainKeys)
+        }
+    }
+
+    @Test("Sealing commits the moved chain before it returns: a reopened store never reuses an index")
+    func sendingPersistsBeforeTransmit() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        var indices: [UInt32] = []
+        for _ in 0..<3 {
+            let store = try started(directory)
+            indices.append(try store.sealForInternet(Data("reply".utf8), exchangeID: exchange.exchangeID).messageIndex)
+            try store.close()
+        }
+        #expect(indices == [0, 1, 2])
+        var receiver = try ReceivingRatchet(chainKey: Self.chainKeys.accessoryToHost)
+        let store = try open(directory)
+        let next = try store.sealForInternet(Data("fourth".utf8), exchangeID: exchange.exchangeID)
+        #expect(next.keyID == Self.keyID)
+        #expect(try receiver.open(next, keyID: Self.keyID) == Data("fourth".utf8))
+    }
+
+    @Test("Forgetting nothing: a ratchet goes with its exchange's row only")
+    func keptWithTheExchange() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try started(directory)
+        try store.forgetExchange(exchange.exchangeID)
+        #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID) != nil)
+        #expect(try store.receivingRatchet(exchangeID: 77) == nil)
+    }
+}
