@@ -117,7 +117,7 @@ ip netns exec nb-acc env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/acc/bus" \
   "$BIN" accessory --host 10.77.0.1 --port 7420 --state "$STATE" --service-name "NotifBridge netns test" --log-level info \
   >"$WORK/accessory.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 150); do grep -q 'announced "' "$WORK/accessory.log" && break; sleep 0.2; done
+for _ in $(seq 150); do grep -qs 'announced "' "$WORK/accessory.log" && break; sleep 0.2; done
 grep -q 'announced "' "$WORK/accessory.log" || { cat "$WORK/accessory.log"; fail "the accessory did not announce itself"; }
 log "accessory: $(grep -o 'announced "[^"]*"[^$]*' "$WORK/accessory.log" | head -1)"
 

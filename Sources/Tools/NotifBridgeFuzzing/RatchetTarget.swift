@@ -6,6 +6,9 @@ import NotifBridgeCrypto
 /// of the rules (docs/PROTOCOL.md §10.4) in plain Swift says what must open; a small window lets
 /// short inputs reach eviction.
 ///
+/// Every opening's `Changes` are applied to a saved copy the way a store writes them; a save and
+/// restore starts again from that copy, which must equal the receiver's own state.
+///
 /// Input: records; the tag's low two bits pick delivering message `body[0]`, delivering it with
 /// one bit flipped (`body[1]`, `body[2]`), parsing and delivering the body as it is, or a save
 /// and restore.
@@ -36,15 +39,17 @@ enum RatchetTarget {
             preconditionFailure("a fresh receiver: \(error)")
         }
         var model = Model(window: window)
+        var persisted = receiver.snapshot
         while let (tag, body) = input.record() {
             switch tag & 3 {
             case 0:
                 let message = messages[Int(body.first ?? 0) % messages.count]
                 let expected = model.deliver(message.messageIndex)
-                let outcome = Result { () throws(RatchetError) -> Data in try receiver.open(message, keyID: keyID) }
+                let outcome = Result { () throws(RatchetError) in try receiver.openRecordingChanges(message, keyID: keyID) }
                 switch (outcome, expected) {
                 case (.success(let opened), nil):
-                    precondition(opened == plaintext(message.messageIndex), "message \(message.messageIndex) opened to other bytes")
+                    precondition(opened.plaintext == plaintext(message.messageIndex), "message \(message.messageIndex) opened to other bytes")
+                    persisted = applying(opened.changes, to: persisted)
                 case (.failure(let error), let code?):
                     precondition(error.code == code, "message \(message.messageIndex): \(error.code), the rules say \(code)")
                 case (.success, let code?):
@@ -62,7 +67,8 @@ enum RatchetTarget {
             case 2:
                 guard let message = try? RatchetMessage(parsing: body) else { continue }
                 let before = (receiver.nextIndex, receiver.skippedCount)
-                if (try? receiver.open(message, keyID: keyID)) != nil {
+                if let opened = try? receiver.openRecordingChanges(message, keyID: keyID) {
+                    persisted = applying(opened.changes, to: persisted)
                     // Only a real message opens: the fuzzer may have rebuilt one byte for byte.
                     let index = Int(message.messageIndex)
                     precondition(index < messages.count && messages[index] == message, "bytes that are no sealed message opened")
@@ -72,8 +78,9 @@ enum RatchetTarget {
                 }
             default:
                 let snapshot = receiver.snapshot
+                precondition(persisted == snapshot, "the changes saved so far do not rebuild the receiver's state")
                 do {
-                    receiver = try ReceivingRatchet(snapshot: snapshot, maxSkippedKeys: window)
+                    receiver = try ReceivingRatchet(snapshot: persisted, maxSkippedKeys: window)
                 } catch {
                     preconditionFailure("a receiver's own save does not restore: \(error)")
                 }
@@ -83,6 +90,22 @@ enum RatchetTarget {
             precondition(receiver.skippedCount == model.skipped.count, "\(receiver.skippedCount) skipped keys, the rules \(model.skipped.count)")
             precondition(receiver.skippedCount <= window, "more skipped keys than the window")
         }
+    }
+
+    /// One opening's changes written over a saved state, as a store's rows would be.
+    static func applying(_ changes: ReceivingRatchet.Changes, to saved: ReceivingRatchet.Snapshot) -> ReceivingRatchet.Snapshot {
+        var keys = Dictionary(uniqueKeysWithValues: saved.skipped.map { ($0.index, $0.key) })
+        if let spent = changes.spent {
+            precondition(keys.removeValue(forKey: spent) != nil, "spent key \(spent) was never saved")
+        }
+        for index in changes.evicted {
+            precondition(keys.removeValue(forKey: index) != nil, "evicted key \(index) was never saved")
+        }
+        for kept in changes.kept {
+            precondition(keys.updateValue(kept.key, forKey: kept.index) == nil, "key \(kept.index) saved twice")
+        }
+        let skipped = keys.keys.sorted().map { ReceivingRatchet.Snapshot.SkippedKey(index: $0, key: keys[$0]!) }
+        return ReceivingRatchet.Snapshot(chainKey: changes.chainKey, nextIndex: changes.nextIndex, skipped: skipped)
     }
 
     /// The receiving rules over indices alone.
