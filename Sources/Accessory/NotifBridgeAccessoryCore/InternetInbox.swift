@@ -67,10 +67,8 @@ public struct InternetInbox: Sendable {
             let event = try WireCodec.decode(HostEvent.self, from: opened.plaintext)
             try AccessorySession.validate(event)
             return .deliver(event, changes: opened.changes, messageIndex: message.messageIndex)
-        } catch let error as WireError {
-            return .discard(error, changes: opened.changes, messageIndex: message.messageIndex)
         } catch {
-            return .discard(WireError(.malformedMessage, "\(error)"), changes: opened.changes, messageIndex: message.messageIndex)
+            return .discard(error, changes: opened.changes, messageIndex: message.messageIndex)
         }
     }
 

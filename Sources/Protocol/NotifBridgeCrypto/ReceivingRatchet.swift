@@ -50,12 +50,19 @@ public struct ReceivingRatchet: Sendable {
 
     /// Opens a message for this chain, or refuses it and stays as it was.
     public mutating func open(_ message: RatchetMessage, keyID: [UInt8]) throws(RatchetError) -> Data {
-        try openRecordingChanges(message, keyID: keyID).plaintext
+        try open(message, keyID: keyID, recording: false).plaintext
     }
 
     /// Opens a message as `open` does, and says what changed, so that a store can persist the
     /// change (a row or two) instead of the whole state (up to 50,000 keys) after each message.
     public mutating func openRecordingChanges(_ message: RatchetMessage, keyID: [UInt8]) throws(RatchetError) -> (plaintext: Data, changes: Changes) {
+        let (plaintext, changes) = try open(message, keyID: keyID, recording: true)
+        // Recording was asked for, so the changes are there.
+        return (plaintext, changes!)
+    }
+
+    /// Without `recording`, no copies of the kept keys are made: a jump ahead may keep 50,000.
+    private mutating func open(_ message: RatchetMessage, keyID: [UInt8], recording: Bool) throws(RatchetError) -> (plaintext: Data, changes: Changes?) {
         guard message.keyID == keyID else {
             throw RatchetError(.unknownKeyID, "key ID \(hexString(message.keyID)) is not this exchange's \(hexString(keyID))")
         }
@@ -66,7 +73,7 @@ public struct ReceivingRatchet: Sendable {
             }
             let plaintext = try Self.open(message, with: key)
             skipped[index] = nil
-            return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: index, kept: [], evicted: []))
+            return (plaintext, recording ? Changes(chainKey: chainKeyBytes, nextIndex: nextIndex, spent: index, kept: [], evicted: []) : nil)
         }
         guard index < .max else {
             throw RatchetError(.tooFarAhead, "message index \(index) is past the last one a sender uses")
@@ -103,26 +110,27 @@ public struct ReceivingRatchet: Sendable {
             }
         }
         var kept: [Snapshot.SkippedKey] = []
-        kept.reserveCapacity(passed.count)
+        if recording { kept.reserveCapacity(passed.count) }
         for (offset, key) in passed.enumerated() {
             let skippedIndex = nextIndex + UInt32(offset)
             skipped[skippedIndex] = key
             order.append(skippedIndex)
-            kept.append(Snapshot.SkippedKey(index: skippedIndex, key: key.withUnsafeBytes { Data($0) }))
+            if recording { kept.append(Snapshot.SkippedKey(index: skippedIndex, key: key.withUnsafeBytes { Data($0) })) }
         }
         chainKey = next
         nextIndex = index + 1
         if !checkpoints.isEmpty { checkpoints = checkpoints.filter { $0.key > nextIndex } }
-        let evicted = evictOldest()
+        var evicted = evictOldest()
+        guard recording else { return (plaintext, nil) }
         // A key kept and evicted by the same message was never persisted: leave it out of both.
         if let firstKept = kept.first?.index, let lastEvicted = evicted.last, lastEvicted >= firstKept {
             kept.removeAll { $0.index <= lastEvicted }
-            return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted.filter { $0 < firstKept }))
+            evicted.removeAll { $0 >= firstKept }
         }
-        return (plaintext, Changes(chainKey: chainKeyData, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted))
+        return (plaintext, Changes(chainKey: chainKeyBytes, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted))
     }
 
-    private var chainKeyData: Data { chainKey.withUnsafeBytes { Data($0) } }
+    private var chainKeyBytes: Data { chainKey.withUnsafeBytes { Data($0) } }
 
     private func nearestChainKey(atOrBelow index: UInt32) -> (UInt32, SymmetricKey) {
         let checkpoint = index / Self.checkpointInterval * Self.checkpointInterval
