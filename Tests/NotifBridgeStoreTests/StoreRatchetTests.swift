@@ -179,7 +179,7 @@ struct StoreRatchetTests {
         #expect(try receiver.open(next, keyID: Self.keyID) == Data("fourth".utf8))
     }
 
-    @Test("Forgetting nothing: a ratchet goes with its exchange's row only")
+    @Test("A deactivated exchange keeps its ratchets (a resumed one goes on); an unknown exchange has none")
     func keptWithTheExchange() throws {
         let directory = try TemporaryDirectory("ratchet")
         defer { directory.remove() }
