@@ -40,6 +40,7 @@ let package = Package(
         .library(name: "NotifBridgeGATT", targets: ["NotifBridgeGATT"]),
         .library(name: "NotifBridgeStore", targets: ["NotifBridgeStore"]),
         .library(name: "NotifBridgeAccessory", targets: ["NotifBridgeAccessory"]),
+        .library(name: "NotifBridgeControl", targets: ["NotifBridgeControl"]),
         // For FuzzTesting/, the separate package that builds each target with libFuzzer.
         .library(name: "NotifBridgeFuzzing", targets: ["NotifBridgeFuzzing"]),
     ],
@@ -73,6 +74,15 @@ let package = Package(
             name: "NotifBridgeANCS",
             dependencies: ["NotifBridgeWire"],
             path: "Sources/Protocol/NotifBridgeANCS",
+            swiftSettings: swiftSettings
+        ),
+        // The control socket's protocol between the accessory daemon and local programs
+        // (`notifbridge respond`, desktop notifications, the Mac app): requests, replies and the
+        // bounded line codec. No IO of its own: NIO's codec protocols only.
+        .target(
+            name: "NotifBridgeControl",
+            dependencies: [nioCore],
+            path: "Sources/Protocol/NotifBridgeControl",
             swiftSettings: swiftSettings
         ),
         // HPKE recipient and sender, and AES-GCM, exactly as the platform does them.
@@ -110,7 +120,7 @@ let package = Package(
         .target(
             name: "NotifBridgeAccessory",
             dependencies: [
-                "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
+                "NotifBridgeControl", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
                 "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
@@ -209,7 +219,7 @@ let package = Package(
         .executableTarget(
             name: "notifbridge",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
+                "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -223,7 +233,7 @@ let package = Package(
         .target(
             name: "NotifBridgeFuzzing",
             dependencies: [
-                "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore",
+                "NotifBridgeControl", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore",
                 "NotifBridgeTCP", "NotifBridgeAccessory", "NotifBridgeScenario", "NotifBridgeDisplay", "NotifBridgeANCS",
                 crypto, nioCore, nioEmbedded,
             ],
@@ -326,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeEndToEndTests",
             dependencies: [
-                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
+                "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
                 logging, nioCore, nioEmbedded, serviceLifecycle,
             ],
@@ -370,7 +380,7 @@ package.targets += [
     // Desktop notifications with actions and inline replies, over org.freedesktop.Notifications.
     .target(
         name: "NotifBridgeDesktop",
-        dependencies: ["NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", logging],
+        dependencies: ["NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", logging],
         path: "Sources/Transports/NotifBridgeDesktop",
         swiftSettings: swiftSettings
     ),
@@ -399,7 +409,7 @@ package.targets += [
     .testTarget(
         name: "NotifBridgeDesktopTests",
         dependencies: [
-            "NotifBridgeDesktop", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", "NotifBridgeDBusTestSupport",
+            "NotifBridgeControl", "NotifBridgeDesktop", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeDBus", "NotifBridgeDBusTestSupport",
             "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeStore", "NotifBridgeCrypto", "NotifBridgeTestSupport", logging,
         ],
         swiftSettings: swiftSettings

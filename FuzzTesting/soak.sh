@@ -2,9 +2,10 @@
 # The soak: runs each named harness to a total of 10 million executions (release build,
 # AddressSanitizer on) in segments, so that a machine that goes away loses one segment, not
 # hours. Each segment is one `run.sh HARNESS --runs N --release`; its row is appended to the log
-# (FuzzTesting/soak.tsv, committed, so that a soak outlives the machine it ran on) with the tree
-# hash of the code it ran. Segments count toward the total only while that hash matches the
-# checkout's, so a soak never mixes code versions.
+# (FuzzTesting/soak.tsv, committed, so that a soak outlives the machine it ran on) with a hash of
+# the code that harness runs (harness-code.py: its own sources and the targets it reaches, not the
+# whole tree). Segments count toward the total only while that hash matches the checkout's, so a
+# soak never mixes code versions, and a change elsewhere does not restart it.
 #
 #   FuzzTesting/soak.sh HARNESS... [--target N] [--segment N] [--log FILE]
 #   FuzzTesting/soak.sh --report [HARNESS...] [--log FILE]
@@ -35,13 +36,11 @@ all=(reassembler stream-decoder session ledger control apns scenario policy ancs
 [[ ${#harnesses[@]} -gt 0 ]] || { [[ $report -eq 1 ]] && harnesses=("${all[@]}"); } || usage
 for harness in "${harnesses[@]}"; do [[ " ${all[*]} " == *" $harness "* ]] || usage; done
 
-# What the fuzzers run: the main package's sources and manifest, and the harnesses. Docs and
-# scripts can change mid-soak; code cannot.
-code_paths=(Sources Package.swift FuzzTesting/Sources FuzzTesting/Package.swift)
-code=$(for path in "${code_paths[@]}"; do git rev-parse "HEAD:$path"; done | git hash-object --stdin)
-[[ -z $(git -C .. status --porcelain -- "${code_paths[@]}") ]] || {
-    echo "soak.sh: uncommitted changes under Sources/, Package.swift or FuzzTesting/; a soak runs committed code" >&2
-    exit 2
+# The code each harness runs, by harness-code.py, which refuses uncommitted changes to it.
+code_of() {
+    local line
+    line=$(python3 harness-code.py "$1") || exit 2
+    echo "${line#* }"
 }
 
 # The log's columns: finished (UTC), harness, code hash, executions, seconds, commit, failed (0/1).
@@ -54,21 +53,25 @@ if [[ $report -eq 0 && -w /proc/self/autogroup && "$(ps -o sid= -p $$ | tr -d ' 
     echo 19 >/proc/self/autogroup 2>/dev/null || true
 fi
 
-# Executions, seconds and segments so far against this code: "executions seconds segments".
+# Executions, seconds and segments so far of harness $1 against code $2: "executions seconds segments".
 totals() {
-    awk -F'\t' -v h="$1" -v code="$code" '$2 == h && $3 == code && $7 == 0 { e += $4; s += $5; n++ } END { printf "%d %d %d\n", e, s, n }' "$log"
+    awk -F'\t' -v h="$1" -v code="$2" '$2 == h && $3 == code && $7 == 0 { e += $4; s += $5; n++ } END { printf "%d %d %d\n", e, s, n }' "$log"
 }
 
 if [[ $report -eq 1 ]]; then
-    printf '%-15s %12s %8s %9s  %s\n' harness executions seconds segments "commit"
+    printf '%-15s %12s %8s %9s  %-12s %s\n' harness executions seconds segments code "since"
     for harness in "${harnesses[@]}"; do
-        read -r executions seconds segments < <(totals "$harness")
-        printf '%-15s %12s %8s %9s  %s\n' "$harness" "$executions" "$seconds" "$segments" "$(git rev-parse --short HEAD)"
+        code=$(code_of "$harness") || exit 2
+        read -r executions seconds segments < <(totals "$harness" "$code")
+        # The first commit whose rows count for this code.
+        since=$(awk -F'\t' -v h="$harness" -v code="$code" '$2 == h && $3 == code { print $6; exit }' "$log")
+        printf '%-15s %12s %8s %9s  %-12s %s\n' "$harness" "$executions" "$seconds" "$segments" "${code:0:12}" "${since:--}"
     done
     exit 0
 fi
 
 for harness in "${harnesses[@]}"; do
+    code=$(code_of "$harness") || exit 2
     work=.build/fuzz/$harness
     mkdir -p "$work"
     exec {lock}>"$work/soak.lock"
@@ -78,7 +81,7 @@ for harness in "${harnesses[@]}"; do
         continue
     fi
     while :; do
-        read -r executions seconds segments < <(totals "$harness")
+        read -r executions seconds segments < <(totals "$harness" "$code")
         if (( executions >= target )); then
             echo "== $harness: $executions executions in $segments segments, $seconds s, 0 crashes"
             break

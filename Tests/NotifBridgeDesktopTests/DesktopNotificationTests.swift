@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeCrypto
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport

@@ -3,6 +3,7 @@ import Logging
 import NotifBridgeANCS
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeStore
 import NotifBridgeTestSupport
 import NotifBridgeWire

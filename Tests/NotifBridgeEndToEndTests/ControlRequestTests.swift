@@ -1,4 +1,5 @@
 import NotifBridgeAccessory
+import NotifBridgeControl
 import Testing
 
 /// Control-socket lines as the daemon parses them, before it looks anything up.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeDisplay
 import NotifBridgeWire
 import Testing

@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 @_spi(Fuzzing) @testable import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeCrypto
 import NotifBridgeHostCore
 import NotifBridgeStore

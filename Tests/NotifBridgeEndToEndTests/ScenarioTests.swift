@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeScenario

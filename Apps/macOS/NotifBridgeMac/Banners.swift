@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import Synchronization
 import UserNotifications
 

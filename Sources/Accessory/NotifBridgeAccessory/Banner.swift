@@ -1,4 +1,5 @@
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeDisplay
 import NotifBridgeWire
 

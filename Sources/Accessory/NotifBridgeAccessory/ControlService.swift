@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifBridgeControl
 import Synchronization
 import NIOCore
 import NotifBridgeANCS

@@ -1,3 +1,4 @@
+import NotifBridgeControl
 import NotifBridgeDisplay
 
 extension ListedNotification {

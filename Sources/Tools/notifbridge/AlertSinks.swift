@@ -1,6 +1,7 @@
 import Logging
 import NotifBridgeAccessory
 #if canImport(NotifBridgeDesktop)
+import NotifBridgeControl
 import NotifBridgeDesktop
 #endif
 

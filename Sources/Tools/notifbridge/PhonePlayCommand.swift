@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeControl
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeHost

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeControl
 import NotifBridgeDisplay
 
 /// Acts on a notification from the accessory side, through the running daemon's control socket.

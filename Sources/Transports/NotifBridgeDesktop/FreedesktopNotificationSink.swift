@@ -1,6 +1,7 @@
 import Logging
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeControl
 import NotifBridgeDBus
 import Synchronization
 
