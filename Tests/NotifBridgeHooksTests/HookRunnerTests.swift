@@ -6,6 +6,11 @@ import Testing
 
 @Suite("Hook runner")
 struct HookRunnerTests {
+    /// How long a test waits for the runner to go idle: an upper bound (the wait ends as soon as
+    /// it is idle), generous because a full parallel run on a loaded 2-core machine can stall a
+    /// test's task for seconds.
+    static let settle = Duration.seconds(60)
+
     /// Writes its stdin to a fresh file in the directory given as its first argument.
     static let recordStdin = #"f=$(mktemp "$1/event.XXXXXX") && cat > "$f""#
 
@@ -22,7 +27,7 @@ struct HookRunnerTests {
         let events = (0..<20).map { Data(#"{"id":\#($0),"title":"Anna — \"hi\" 🎉","body":"a\nb"}"#.utf8) }
         for event in events { runner.submit(event) }
 
-        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         #expect(Set(try HookFixture.fileContents(in: output)) == Set(events))
         #expect(try HookFixture.fileContents(in: output).count == 20)
         #expect(log.all.count == 20)
@@ -47,7 +52,7 @@ struct HookRunnerTests {
         #expect(statistics.succeeded == 0 && statistics.dropped == 0)
 
         HookFixture.touch(gate)
-        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         #expect(runner.statistics.succeeded == 50)
     }
 
@@ -67,7 +72,7 @@ struct HookRunnerTests {
         #expect(statistics.active == 1 && statistics.queued == 3)
 
         HookFixture.touch(gate)
-        #expect(await runner.waitUntilIdle(timeout: .seconds(8)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         #expect(runner.statistics.succeeded == 4 && runner.statistics.started == 4)
         let ran = Set(try HookFixture.fileContents(in: output).map { String(decoding: $0, as: UTF8.self) })
         #expect(ran == Set([0, 7, 8, 9].map { "{\"n\":\($0)}" }))
@@ -84,7 +89,7 @@ struct HookRunnerTests {
             timeout: .milliseconds(300), onResult: log.append)
 
         runner.submit(Data("{}".utf8))
-        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         let result = try #require(log.all.first)
         #expect(result.timedOut && result.exitStatus == nil && result.signal == SIGTERM)
         #expect(runner.statistics.timedOut == 1 && runner.statistics.failed == 0)
@@ -104,7 +109,7 @@ struct HookRunnerTests {
             timeout: .milliseconds(200), killGrace: .milliseconds(300), onResult: log.append)
 
         runner.submit(Data("{}".utf8))
-        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         let result = try #require(log.all.first)
         #expect(result.timedOut && result.signal == SIGKILL)
         let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
@@ -120,8 +125,8 @@ struct HookRunnerTests {
         byPath.submit(Data("{}".utf8))
         byName.submit(Data("{}".utf8))
 
-        #expect(await byPath.waitUntilIdle(timeout: .seconds(5)))
-        #expect(await byName.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await byPath.waitUntilIdle(timeout: Self.settle))
+        #expect(await byName.waitUntilIdle(timeout: Self.settle))
         #expect(log.all.count == 2)
         #expect(log.all.allSatisfy { $0.launchError != nil && $0.exitStatus == nil && !$0.succeeded })
         #expect(byPath.statistics.failed == 1 && byName.statistics.failed == 1)
@@ -139,7 +144,7 @@ struct HookRunnerTests {
             let log = ResultLog()
             let runner = HookRunner(command: ["/bin/sh", "-c", entry.script], timeout: .seconds(5), onResult: log.append)
             runner.submit(large)
-            #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+            #expect(await runner.waitUntilIdle(timeout: Self.settle))
             let result = try #require(log.all.first)
             #expect(result.exitStatus == entry.exitStatus && result.signal == entry.signal, "\(entry.script)")
             #expect(!result.timedOut && result.launchError == nil)
@@ -154,13 +159,13 @@ struct HookRunnerTests {
             command: ["sh", "-c", #"echo "out $NB_HOOK_TEST"; echo err >&2"#], timeout: .seconds(5),
             environment: ["NB_HOOK_TEST": "value with spaces"], onResult: log.append)
         short.submit(Data())
-        #expect(await short.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await short.waitUntilIdle(timeout: Self.settle))
         #expect(log.all.first?.output == "out value with spaces\nerr\n")
 
         let flood = ResultLog()
         let long = HookRunner(command: ["/bin/sh", "-c", #"head -c 200000 /dev/zero | tr "\0" x"#], timeout: .seconds(5), onResult: flood.append)
         long.submit(Data())
-        #expect(await long.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await long.waitUntilIdle(timeout: Self.settle))
         let result = try #require(flood.all.first)
         #expect(result.exitStatus == 0)
         #expect(result.output == String(repeating: "x", count: HookRunner.outputLimit) + "…")
@@ -169,13 +174,15 @@ struct HookRunnerTests {
     @Test("shutdown terminates running hooks, drops the queue and refuses new events")
     func shutdownKills() async throws {
         let log = ResultLog()
-        let runner = HookRunner(command: ["/bin/sh", "-c", "sleep 30"], timeout: .seconds(30), maxConcurrent: 2, onResult: log.append)
+        // The children outlast any stall of this test's task (one of 30 s was seen in a full
+        // parallel run on a loaded 2-core machine): only the shutdown can end them.
+        let runner = HookRunner(command: ["/bin/sh", "-c", "sleep 600"], timeout: .seconds(600), maxConcurrent: 2, onResult: log.append)
         for _ in 0..<3 { runner.submit(Data("{}".utf8)) }
         #expect(runner.statistics.active == 2 && runner.statistics.queued == 1)
         #expect(await runner.waitUntilIdle(timeout: .milliseconds(100)) == false)
 
         runner.shutdown()
-        #expect(await runner.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
         runner.submit(Data("{}".utf8))
         let statistics = runner.statistics
         #expect(statistics.started == 2 && statistics.failed == 2 && statistics.timedOut == 0)
