@@ -13,9 +13,10 @@ struct RatchetChangesTests {
 
     /// Applies one message's changes to a saved state, as AccessoryStore does with rows.
     private func apply(_ changes: ReceivingRatchet.Changes, to saved: ReceivingRatchet.Snapshot) -> ReceivingRatchet.Snapshot {
+        #expect(changes.previousNextIndex == saved.nextIndex, "changes made from another state")
         var keys = Dictionary(uniqueKeysWithValues: saved.skipped.map { ($0.index, $0.key) })
-        if let spent = changes.spent { keys[spent] = nil }
-        for index in changes.evicted { keys[index] = nil }
+        if let spent = changes.spent { #expect(keys.removeValue(forKey: spent) != nil, "spent key \(spent) was not saved") }
+        for index in changes.evicted { #expect(keys.removeValue(forKey: index) != nil, "evicted key \(index) was not saved") }
         for kept in changes.kept {
             #expect(keys[kept.index] == nil, "index \(kept.index) kept twice")
             keys[kept.index] = kept.key

@@ -33,20 +33,43 @@ struct TransportRouterTests {
         }
     }
 
-    @Test("Unavailable falls through Bluetooth → local network → internet, then holds until one returns")
+    @Test("Unavailable falls through Bluetooth → local network → internet, then starts over after the longest delay")
     func fallThrough() {
         var router = Router()
         for transport in AccessoryTransport.allCases { _ = router.handle(.available(transport)) }
         #expect(router.handle(.submitted(7)) == [.send(7, via: .bluetooth, delay: .zero)])
         #expect(router.handle(.completed(7, .failure(.transportUnavailable))) == [.send(7, via: .localNetwork, delay: .zero)])
         #expect(router.handle(.completed(7, .failure(.transportUnavailable))) == [.send(7, via: .internet, delay: .zero)])
+        #expect(router.handle(.completed(7, .failure(.transportUnavailable))) == [.send(7, via: .bluetooth, delay: Router.Configuration().maxRetryDelay)])
+        #expect(router.handle(.completed(7, .success(()))) == [.delivered(7, via: .bluetooth)])
+    }
+
+    @Test("With no transport up the message is held, and goes when one comes back")
+    func holdsUntilOneReturns() {
+        var router = Router()
+        _ = router.handle(.available(.bluetooth))
+        #expect(router.handle(.submitted(7)) == [.send(7, via: .bluetooth, delay: .zero)])
+        #expect(router.handle(.unavailable(.bluetooth)) == [])
         #expect(router.handle(.completed(7, .failure(.transportUnavailable))) == [.held(7)])
         #expect(router.handle(.submitted(8)) == [])
-        #expect(router.handle(.unavailable(.bluetooth)) == [])
         #expect(router.handle(.available(.bluetooth)) == [.send(7, via: .bluetooth, delay: .zero)])
         #expect(router.handle(.completed(7, .success(()))) == [.delivered(7, via: .bluetooth), .send(8, via: .bluetooth, delay: .zero)])
         #expect(router.handle(.completed(7, .success(()))) == [], "a late completion for a delivered message")
         #expect(router.pendingCount == 1)
+    }
+
+    /// A link that stays up but keeps failing never reports a change: holding would stop every
+    /// later message for good.
+    @Test("Retries used up on the only transport that is up: a new round later, not a hold behind which everything waits")
+    func noHoldWhileATransportIsUp() {
+        var router = Router(configuration: .init(maxRetries: 3, firstRetryDelay: .milliseconds(100), maxRetryDelay: .seconds(5)))
+        _ = router.handle(.available(.bluetooth))
+        #expect(router.handle(.submitted(1)) == [.send(1, via: .bluetooth, delay: .zero)])
+        for _ in 0..<3 { _ = router.handle(.completed(1, .failure(.transportFailed))) }
+        #expect(router.handle(.completed(1, .failure(.transportFailed))) == [.send(1, via: .bluetooth, delay: .seconds(5))])
+        #expect(router.handle(.submitted(2)) == [])
+        #expect(router.handle(.completed(1, .failure(.transportFailed))) == [.send(1, via: .bluetooth, delay: .milliseconds(100))], "the new round retries afresh")
+        #expect(router.handle(.completed(1, .success(()))) == [.delivered(1, via: .bluetooth), .send(2, via: .bluetooth, delay: .zero)])
     }
 
     /// Boundary pair on `maxRetries`: the last retry stays on the transport, one more failure

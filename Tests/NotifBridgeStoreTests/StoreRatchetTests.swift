@@ -98,9 +98,15 @@ struct StoreRatchetTests {
             var events: [(event: HostEvent, exchangeID: UInt64)] = []
             var opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = []
             for message in batch {
-                guard case .deliver(let event, let changes, _) = inbox.receive(message) else { continue }
-                events.append((event, exchange.exchangeID))
-                opened.append((exchange.exchangeID, changes))
+                switch inbox.receive(message) {
+                case .deliver(let event, let changes, _):
+                    events.append((event, exchange.exchangeID))
+                    opened.append((exchange.exchangeID, changes))
+                case .discard(_, let changes, _):
+                    opened.append((exchange.exchangeID, changes))
+                case .refuse:
+                    continue
+                }
             }
             var burst = BurstLimiter(limit: .init())
             do {
@@ -139,8 +145,8 @@ struct StoreRatchetTests {
         #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 2)
     }
 
-    @Test("A ratchet change is not saved when its event's transaction fails, and a stale save is refused")
-    func savedOnlyWithItsTransaction() throws {
+    @Test("A stale save is refused: changes made from a copy behind the stored ratchet")
+    func staleSaveRefused() throws {
         let directory = try TemporaryDirectory("ratchet")
         defer { directory.remove() }
         let store = try started(directory)
@@ -159,6 +165,78 @@ struct StoreRatchetTests {
         #expect(throws: AccessoryStore.UnknownExchange.self) {
             try store.startInternetRatchets(exchangeID: 42, keyID: Self.keyID, chainKeys: Self.chainKeys)
         }
+    }
+
+    /// Two copies of one stored ratchet (two inboxes, or one rolled back after its commit) both
+    /// open message 0: the second save is at the same index as the stored one, and must fail.
+    @Test("A second copy opening the same message is refused by the store, not saved as a replay")
+    func twoCopiesOneMessage() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try started(directory)
+        let messages = try messages(1)
+        var (first, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        var second = first
+        try store.saveOpened(try first.openRecordingChanges(messages[0], keyID: keyID).changes, exchangeID: exchange.exchangeID)
+        let again = try second.openRecordingChanges(messages[0], keyID: keyID).changes
+        #expect(throws: AccessoryStore.RatchetStoreError.self) { try store.saveOpened(again, exchangeID: exchange.exchangeID) }
+        #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 1)
+    }
+
+    /// The stale copy's save would be at the stored index and would put back keys already spent,
+    /// so messages 0–3 would open again after a restart.
+    @Test("A stale copy cannot bring back spent keys: they stay spent after reopening")
+    func spentKeysStaySpent() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let messages = try messages(5)
+        do {
+            let store = try started(directory)
+            var (current, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+            var stale = current
+            for index in [4, 0, 1, 2, 3] {
+                try store.saveOpened(try current.openRecordingChanges(messages[index], keyID: keyID).changes, exchangeID: exchange.exchangeID)
+            }
+            let staleChanges = try stale.openRecordingChanges(messages[4], keyID: keyID).changes
+            #expect(staleChanges.kept.count == 4)
+            #expect(throws: AccessoryStore.RatchetStoreError.self) { try store.saveOpened(staleChanges, exchangeID: exchange.exchangeID) }
+            try store.close()
+        }
+        let store = try open(directory)
+        let saved = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        #expect(saved.ratchet.nextIndex == 5 && saved.ratchet.skippedCount == 0)
+        for message in messages { #expect(refusal(message, store) == .replayed) }
+    }
+
+    /// Boundary: a batch whose ratchet changes save but one of whose events cannot be stored (an
+    /// exchange the store does not hold) keeps nothing, so its message opens again on redelivery.
+    @Test("An internet batch is all or nothing: a failed event leaves its key unspent")
+    func failedEventKeepsItsKey() throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try started(directory)
+        let messages = try messages(2)
+        var (ratchet, keyID) = try #require(try store.receivingRatchet(exchangeID: exchange.exchangeID))
+        var opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = []
+        var events: [(event: HostEvent, exchangeID: UInt64)] = []
+        for (index, message) in messages.enumerated() {
+            let (plaintext, changes) = try ratchet.openRecordingChanges(message, keyID: keyID)
+            opened.append((exchange.exchangeID, changes))
+            events.append((try WireCodec.decode(HostEvent.self, from: plaintext), index == 1 ? 42 : exchange.exchangeID))
+        }
+        var burst = BurstLimiter(limit: .init())
+        let conditions = AlertConditions(settings: .default, minuteOfDay: 600, now: .now)
+        #expect(throws: AccessoryStore.InternetBatchFailed.self) {
+            try store.applyBatch(events, opened: opened, now: start, conditions: conditions, burst: &burst)
+        }
+        #expect(try store.notifications(includeRemoved: true).isEmpty)
+        #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 0)
+        try receive(messages[1], store)
+        try receive(messages[0], store)
+        #expect(try store.notifications(includeRemoved: true).count == 2)
+        // Without ratchet changes, a batch's failures stay per event, as before.
+        let results = try store.applyBatch([(events[0].event, 42)], now: start, conditions: conditions, burst: &burst)
+        #expect(throws: AccessoryStore.UnknownExchange.self) { try results[0].get() }
     }
 
     @Test("Sealing commits the moved chain before it returns: a reopened store never reuses an index")

@@ -56,10 +56,11 @@ public struct InternetInbox: Sendable {
         let opened: (plaintext: Data, changes: ReceivingRatchet.Changes)
         do {
             message = try RatchetMessage(parsing: Data(bytes))
-            var next = ratchet
-            opened = try next.openRecordingChanges(message, keyID: keyID)
-            if beforeBatch == nil { beforeBatch = ratchet }
-            ratchet = next
+            // A refused message leaves the ratchet as it was, so it is opened in place: a copy per
+            // message would copy up to 50,000 kept keys. The state before the batch is kept once.
+            let saved = beforeBatch == nil ? ratchet : nil
+            opened = try ratchet.openRecordingChanges(message, keyID: keyID)
+            if let saved { beforeBatch = saved }
         } catch {
             return .refuse(Refusal(code: Self.code(error.code), detail: error.detail))
         }

@@ -18,6 +18,12 @@ extension AccessoryStore {
         public var description: String { "event sequence \(sequence) is above \(ContentLimits.maxSequence)" }
     }
 
+    /// An event in a batch that saves ratchet changes could not be stored: the batch is undone.
+    public struct InternetBatchFailed: Error, CustomStringConvertible {
+        public var underlying: any Error
+        public var description: String { "an event that came over the internet could not be stored, so nothing of its batch was: \(underlying)" }
+    }
+
     /// Applies one host event in one transaction, and then the retention limits.
     /// - Parameter burst: the burst state; it moves by the plan once the transaction commits.
     public func apply(
@@ -39,7 +45,9 @@ extension AccessoryStore {
     /// Receipts may be sent for every successful result once this returns.
     /// - Parameter opened: for events that came over the internet, what opening their messages
     ///   changed in the receiving ratchets, saved in the same transaction
-    ///   (AccessoryStore+Ratchet.swift says why); if one cannot be saved, nothing is.
+    ///   (AccessoryStore+Ratchet.swift says why). Such a batch is all or nothing: if a change
+    ///   cannot be saved or an event cannot be stored, nothing is (`InternetBatchFailed`), since
+    ///   a key spent without its event stored would refuse the relay's redelivery as a replay.
     public func applyBatch(
         _ events: [(event: HostEvent, exchangeID: UInt64)],
         opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = [],
@@ -69,6 +77,7 @@ extension AccessoryStore {
                     return applied!
                 }
                 if case .success(let applied) = result, let step = applied.outcome.plan.burst { planned.advance(step) }
+                if !opened.isEmpty, case .failure(let error) = result { throw InternetBatchFailed(underlying: error) }
                 results.append(result)
             }
             let pruned = try retention.enforce(db, now: now)

@@ -115,23 +115,28 @@ extension AccessoryStore {
         }
     }
 
-    /// Writes one message's changes. The chain only moves forward: a save whose next index is
-    /// below the stored one comes from a stale copy of the ratchet and is refused, rolling back
-    /// the transaction it is in.
+    /// Writes one message's changes, only over the state they were made from: the stored next
+    /// index must be the one the message started from, and every key it spent or evicted must
+    /// still be stored. Changes from a stale copy of the ratchet fail either check (a second
+    /// opening of one message finds its key gone, or the chain moved), so no message opens twice
+    /// and no spent key comes back; the error rolls back the transaction it is in.
     static func save(_ changes: ReceivingRatchet.Changes, exchangeID: UInt64, _ db: Database) throws {
         let id = Int64(bitPattern: exchangeID)
+        func refuse(_ what: String) -> RatchetStoreError {
+            RatchetStoreError(description: "exchange \(exchangeHex(exchangeID)): \(what); the changes come from a stale copy of the receiving ratchet and are not saved")
+        }
         try db.execute(
-            cached: "UPDATE ratchet_chain SET chain_key = ?, next_index = ? WHERE exchange_id = ? AND direction = 'host-to-accessory' AND next_index <= ?",
-            arguments: [changes.chainKey, Int64(changes.nextIndex), id, Int64(changes.nextIndex)]
+            cached: "UPDATE ratchet_chain SET chain_key = ?, next_index = ? WHERE exchange_id = ? AND direction = 'host-to-accessory' AND next_index = ?",
+            arguments: [changes.chainKey, Int64(changes.nextIndex), id, Int64(changes.previousNextIndex)]
         )
         guard db.changesCount == 1 else {
-            throw RatchetStoreError(description: "exchange \(exchangeHex(exchangeID)): no receiving ratchet at or below index \(changes.nextIndex) to save over")
+            throw refuse("no receiving ratchet at index \(changes.previousNextIndex) to move to \(changes.nextIndex)")
         }
-        if let spent = changes.spent {
-            try db.execute(cached: "DELETE FROM ratchet_skipped_key WHERE exchange_id = ? AND message_index = ?", arguments: [id, Int64(spent)])
-        }
-        for index in changes.evicted {
+        for index in [changes.spent].compactMap({ $0 }) + changes.evicted {
             try db.execute(cached: "DELETE FROM ratchet_skipped_key WHERE exchange_id = ? AND message_index = ?", arguments: [id, Int64(index)])
+            guard db.changesCount == 1 else {
+                throw refuse("the key of message \(index) is not stored (spent before)")
+            }
         }
         for kept in changes.kept {
             try db.execute(

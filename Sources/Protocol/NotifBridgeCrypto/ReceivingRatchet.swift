@@ -73,7 +73,7 @@ public struct ReceivingRatchet: Sendable {
             }
             let plaintext = try Self.open(message, with: key)
             skipped[index] = nil
-            return (plaintext, recording ? Changes(chainKey: chainKeyBytes, nextIndex: nextIndex, spent: index, kept: [], evicted: []) : nil)
+            return (plaintext, recording ? Changes(previousNextIndex: nextIndex, chainKey: chainKeyBytes, nextIndex: nextIndex, spent: index, kept: [], evicted: []) : nil)
         }
         guard index < .max else {
             throw RatchetError(.tooFarAhead, "message index \(index) is past the last one a sender uses")
@@ -99,6 +99,7 @@ public struct ReceivingRatchet: Sendable {
         }
         let (messageKey, next) = InternetRatchet.step(chainKey: chain, index: index)
         let plaintext = try Self.open(message, with: messageKey)
+        let previousNextIndex = nextIndex
 
         if start != nextIndex {
             stepsDerived += Int(index - nextIndex)
@@ -127,7 +128,7 @@ public struct ReceivingRatchet: Sendable {
             kept.removeAll { $0.index <= lastEvicted }
             evicted.removeAll { $0 >= firstKept }
         }
-        return (plaintext, Changes(chainKey: chainKeyBytes, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted))
+        return (plaintext, Changes(previousNextIndex: previousNextIndex, chainKey: chainKeyBytes, nextIndex: nextIndex, spent: nil, kept: kept, evicted: evicted))
     }
 
     private var chainKeyBytes: Data { chainKey.withUnsafeBytes { Data($0) } }
@@ -171,8 +172,13 @@ public struct ReceivingRatchet: Sendable {
 extension ReceivingRatchet {
     /// What one opened message changed: the new chain state, the kept key it used (`spent`), the
     /// keys it kept for the indices it skipped, and the oldest keys dropped to stay within the
-    /// window. Applying it to the state saved before the message gives the state after it.
+    /// window. Applying it to the state saved before the message gives the state after it, and
+    /// only to that state: a store checks `previousNextIndex` and that every key it deletes is
+    /// there, so changes from a stale copy of the ratchet (which could open a message twice)
+    /// are refused.
     public struct Changes: Sendable, Hashable {
+        /// The next index before the message: the saved state these changes apply to.
+        public var previousNextIndex: UInt32
         public var chainKey: Data
         public var nextIndex: UInt32
         public var spent: UInt32?

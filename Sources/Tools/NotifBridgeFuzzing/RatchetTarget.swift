@@ -94,6 +94,7 @@ enum RatchetTarget {
 
     /// One opening's changes written over a saved state, as a store's rows would be.
     static func applying(_ changes: ReceivingRatchet.Changes, to saved: ReceivingRatchet.Snapshot) -> ReceivingRatchet.Snapshot {
+        precondition(changes.previousNextIndex == saved.nextIndex, "changes from index \(changes.previousNextIndex) over a state at \(saved.nextIndex)")
         var keys = Dictionary(uniqueKeysWithValues: saved.skipped.map { ($0.index, $0.key) })
         if let spent = changes.spent {
             precondition(keys.removeValue(forKey: spent) != nil, "spent key \(spent) was never saved")

@@ -22,9 +22,11 @@ public enum AccessoryTransport: Int, Sendable, Hashable, CaseIterable, Comparabl
 /// available and supported; the local network and the internet only with X-Wing. A transport
 /// that answers `.transportUnavailable` is skipped for that message and the next one is tried;
 /// `.transportFailed` retries the same one, after a growing delay, `maxRetries` times before it
-/// counts as unavailable for that message. With nothing left to try, the message is held until a
-/// transport becomes available. One message is in flight at a time, in the order submitted, so
-/// none is sent twice at once and none overtakes another.
+/// counts as unavailable for that message. When every transport that is up has been tried, the
+/// message starts over after `maxRetryDelay` (waiting for a link to change could wait forever
+/// on a link that stays up); with none up, it is held until one becomes available. One message
+/// is in flight at a time, in the order submitted, so none is sent twice at once and none
+/// overtakes another.
 public struct TransportRouter: Sendable {
     public struct Configuration: Sendable {
         public var supported: Set<AccessoryTransport>
@@ -128,7 +130,15 @@ public struct TransportRouter: Sendable {
     /// Sends the first message on the first transport it may still try, or holds it.
     private mutating func dispatch() -> [Action] {
         guard head < queue.count, queue[head].inFlight == nil else { return [] }
-        let candidates = AccessoryTransport.allCases.filter { permits($0) && available.contains($0) && !queue[head].skipped.contains($0) }
+        let usable = AccessoryTransport.allCases.filter { permits($0) && available.contains($0) }
+        var delay = Duration.zero
+        var candidates = usable.filter { !queue[head].skipped.contains($0) }
+        if candidates.isEmpty, !usable.isEmpty {
+            queue[head].skipped = []
+            queue[head].failures = 0
+            candidates = usable
+            delay = configuration.maxRetryDelay
+        }
         guard let transport = candidates.first else {
             guard !queue[head].held else { return [] }
             queue[head].held = true
@@ -136,7 +146,7 @@ public struct TransportRouter: Sendable {
         }
         queue[head].inFlight = transport
         queue[head].held = false
-        return [.send(queue[head].id, via: transport, delay: .zero)]
+        return [.send(queue[head].id, via: transport, delay: delay)]
     }
 
     private func retryDelay(_ failures: Int) -> Duration {
