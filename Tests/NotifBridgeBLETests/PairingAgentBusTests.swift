@@ -15,6 +15,7 @@ import Testing
 )
 struct PairingAgentBusTests {
     static let device = "/org/bluez/hci0/dev_00_AA_01_01_00_02"
+    static let otherDevice = "/org/bluez/hci0/dev_00_AA_01_01_00_03"
     static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// bluetoothd's side: AgentManager1 and the adapter's properties.
@@ -84,6 +85,10 @@ struct PairingAgentBusTests {
         #expect(try await bluez.agent("DisplayPasskey", [.objectPath(Self.device), .uint32(42), .uint16(3)]) == nil)
         #expect(passkeys.withLock { $0 } == ["000042"], "shown once, with its leading zeros, however often the iPhone reports typing")
         #expect(try await bluez.agent("RequestAuthorization", [.objectPath(Self.device)]) == nil)
+        // Numeric comparison, never expected of a display-only agent: the number is shown, not accepted unseen.
+        #expect(try await bluez.agent("RequestConfirmation", [.objectPath(Self.otherDevice), .uint32(7_007)]) == nil)
+        #expect(passkeys.withLock { $0 } == ["000042", "007007"])
+        #expect(try await bluez.agent("RequestConfirmation", [.objectPath(Self.otherDevice), .uint32(1_000_000)]) == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(try await bluez.agent("AuthorizeService", [.objectPath(Self.device), .string("7905f431-b5ce-4e99-a40f-4b1e122d00d0")]) == nil)
         #expect(try await bluez.agent("RequestPasskey", [.objectPath(Self.device)]) == PairingAgent.rejected, "a display-only accessory types nothing")
         #expect(try await bluez.agent("DisplayPasskey", [.objectPath(Self.device), .uint32(1_000_000), .uint16(0)]) == "org.freedesktop.DBus.Error.InvalidArgs")

@@ -62,7 +62,9 @@ public struct KeyFile: AccessoryKeyStore {
         }
     }
 
-    /// Replaces the key file atomically: a 0600 temporary file, fsync, rename.
+    /// Replaces the key file atomically: a 0600 temporary file, fsync, rename, then fsync of the
+    /// directory, without which a power cut can lose the rename and bring back the old key (or no
+    /// key) after the accessory has told the iPhone about the new one.
     public func save(_ key: AccessoryPrivateKey) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -83,5 +85,10 @@ public struct KeyFile: AccessoryKeyStore {
             unlink(temporary)
             throw Failure.writeFailed(path: path, reason: reason)
         }
+        let folder = (path as NSString).deletingLastPathComponent
+        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY)
+        guard directory >= 0 else { throw Failure.writeFailed(path: path, reason: "cannot open its directory to sync the rename: \(String(cString: strerror(errno)))") }
+        defer { close(directory) }
+        guard fsync(directory) == 0 else { throw Failure.writeFailed(path: path, reason: "fsync of its directory failed: \(String(cString: strerror(errno)))") }
     }
 }

@@ -96,21 +96,24 @@ public final class PairingAgent: Sendable {
         switch call.member {
         case "Release", "Cancel":
             return .empty
-        case "DisplayPasskey", "DisplayPinCode":
+        case "DisplayPasskey", "DisplayPinCode", "RequestConfirmation":
             guard isOpen else { return refuse(device, "asked to show a passkey outside the pairing window") }
             let passkey: String
-            if call.member == "DisplayPasskey", let number = call.arguments.dropFirst().first?.uint32Value, number <= 999_999 {
+            if call.member != "DisplayPinCode", let number = call.arguments.dropFirst().first?.uint32Value, number <= 999_999 {
                 passkey = String(repeating: "0", count: 6 - String(number).count) + String(number)
-            } else if let pin = call.arguments.dropFirst().first?.stringValue, pin.utf8.count <= 16, pin.allSatisfy(\.isNumber) {
+            } else if call.member == "DisplayPinCode", let pin = call.arguments.dropFirst().first?.stringValue, pin.utf8.count <= 16, pin.allSatisfy(\.isNumber) {
                 passkey = pin
             } else {
                 return .invalidArguments("expected a device and a passkey")
             }
+            // A display-only agent is not asked to confirm a number; if bluetoothd asks anyway
+            // (numeric comparison), the number is shown like a passkey, so the person compares it
+            // with the iPhone's before confirming there, rather than accepted unseen.
             if shown.withLock({ $0.insert(device).inserted }) {
                 onPasskey(device, passkey)
             }
             return .empty
-        case "RequestAuthorization", "RequestConfirmation", "AuthorizeService":
+        case "RequestAuthorization", "AuthorizeService":
             guard isOpen else { return refuse(device, "\(call.member) outside the pairing window") }
             logger.notice("accepted \(call.member) from \(BlueZ.address(of: device))")
             return .empty
