@@ -267,7 +267,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeRelayCoreTests",
-            dependencies: ["NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeTestSupport", crypto],
+            dependencies: ["NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

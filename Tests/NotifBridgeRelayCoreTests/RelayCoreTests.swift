@@ -1,0 +1,87 @@
+import Foundation
+import NotifBridgeCrypto
+import NotifBridgeRelayCore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+@Suite("Relay frames, tokens and admission")
+struct RelayFrameTests {
+    @Test("Frames in bytes, as PROTOCOL.md §11.2 shows them")
+    func bytes() throws {
+        #expect(RelayFrame.ack(seq: 0x0102).encoded() == [0x02, 0x02, 0x01, 0, 0, 0, 0, 0, 0])
+        #expect(RelayFrame.deliver(seq: 1, message: [0xAA, 0xBB]).encoded() == [0x01, 1, 0, 0, 0, 0, 0, 0, 0, 0xAA, 0xBB])
+        for frame in [RelayFrame.ack(seq: .max), .deliver(seq: 7, message: Array(repeating: 5, count: 300))] {
+            #expect(try RelayFrame(decoding: frame.encoded()) == frame)
+        }
+    }
+
+    @Test("Refused frames, each named", arguments: [
+        ([UInt8](), RelayError.Code.malformed), (Array(repeating: 2, count: 8), .malformed),
+        ([1, 1, 0, 0, 0, 0, 0, 0, 0], .malformed), ([2, 1, 0, 0, 0, 0, 0, 0, 0, 9], .malformed),
+        ([3, 1, 0, 0, 0, 0, 0, 0, 0], .malformed),
+    ])
+    func refused(bytes: [UInt8], code: RelayError.Code) {
+        do {
+            let frame = try RelayFrame(decoding: bytes)
+            Issue.record("\(bytes) decoded as \(frame)")
+        } catch {
+            #expect(error.code == code)
+        }
+    }
+
+    @Test("A message of maxMessageLength is a frame; one byte more is refused before it is copied")
+    func frameLengthBoundary() throws {
+        let limits = RelayLimits(maxMessageLength: 64)
+        let atLimit = RelayFrame.deliver(seq: 1, message: Array(repeating: 1, count: 64)).encoded()
+        #expect(try RelayFrame(decoding: atLimit, limits: limits) == .deliver(seq: 1, message: Array(repeating: 1, count: 64)))
+        do {
+            _ = try RelayFrame(decoding: atLimit + [1], limits: limits)
+            Issue.record("a frame over the limit was taken")
+        } catch {
+            #expect(error.code == .tooLarge)
+        }
+    }
+
+    @Test("The default message limit takes the largest message an accessory opens over the internet")
+    func defaultFitsTheAccessory() {
+        #expect(RelayLimits().maxMessageLength == WireLimits.defaultMaxMessageLength + InternetRatchet.minimumMessageLength)
+    }
+
+    @Test("Tokens: 43 base64url characters from 32 random bytes, kept as a digest, compared whole")
+    func tokens() throws {
+        var random = SeededGenerator(seed: 7)
+        let token = try RelayToken(randomBytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+        #expect(token.text.count == 43)
+        #expect(token.text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        #expect(RelayToken.matches(token.text, stored: token.digest))
+        let oneCharacterOff = String(token.text.dropLast()) + (token.text.last == "A" ? "B" : "A")
+        #expect(!RelayToken.matches(oneCharacterOff, stored: token.digest))
+        #expect(!RelayToken.matches("", stored: token.digest))
+        #expect(!RelayToken.matches(token.text, stored: Array(token.digest.dropLast())))
+        #expect(token.digest != Array(token.text.utf8))
+        for count in [31, 33] {
+            #expect(throws: RelayError.self) { try RelayToken(randomBytes: Array(repeating: 0, count: count)) }
+        }
+    }
+
+    /// Boundary pairs at every admission limit: the limit is taken, one past it is refused.
+    @Test("Admission at each limit and one past it", arguments: [
+        (length: 100, messages: 0, bytes: 0, expected: nil as RelayError.Code?),
+        (101, 0, 0, .tooLarge),
+        (0, 0, 0, .malformed),
+        (1, 2, 0, nil), (1, 3, 0, .queueFull),
+        (100, 0, 400, nil), (101, 0, 400, .tooLarge), (100, 0, 401, .queueFull),
+    ])
+    func admission(length: Int, messages: Int, bytes: Int, expected: RelayError.Code?) {
+        let limits = RelayLimits(maxMessageLength: 100, maxQueuedMessages: 3, maxQueuedBytes: 500, timeToLive: .seconds(60))
+        let now = Date(timeIntervalSince1970: 1_000)
+        do {
+            let expires = try RelayAdmission.admit(length: length, to: .init(messages: messages, bytes: bytes), now: now, limits: limits)
+            #expect(expected == nil)
+            #expect(expires == now.addingTimeInterval(60))
+        } catch {
+            #expect(error.code == expected)
+        }
+    }
+}
