@@ -164,6 +164,13 @@ let package = Package(
             path: "Sources/Relay/NotifBridgeRelayCore",
             swiftSettings: swiftSettings
         ),
+        // The relay's queues on SQLite (GRDB): accessories, token digests, numbered messages.
+        .target(
+            name: "NotifBridgeRelayStore",
+            dependencies: ["NotifBridgeRelayCore", grdb],
+            path: "Sources/Relay/NotifBridgeRelayStore",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Transports
 
@@ -268,6 +275,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeRelayCoreTests",
             dependencies: ["NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeRelayStoreTests",
+            dependencies: ["NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

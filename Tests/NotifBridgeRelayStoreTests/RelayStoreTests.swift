@@ -1,0 +1,133 @@
+import Foundation
+import NotifBridgeRelayCore
+@_spi(Testing) import NotifBridgeRelayStore
+import NotifBridgeTestSupport
+import Testing
+
+/// The relay's store on a real SQLite file, reopened as after a restart.
+@Suite("Relay store")
+struct RelayStoreTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let limits = RelayLimits(maxMessageLength: 64, maxQueuedMessages: 3, maxQueuedBytes: 100, window: 2, timeToLive: .seconds(60))
+
+    private func token(_ byte: UInt8) throws -> RelayToken { try RelayToken(randomBytes: Array(repeating: byte, count: 32)) }
+
+    private func registered(_ directory: TemporaryDirectory) throws -> RelayStore {
+        let store = try RelayStore(path: directory.path + "/relay.sqlite", limits: Self.limits)
+        try store.register(accessory: "watch-1", inbox: try token(1), post: try token(2))
+        return store
+    }
+
+    @Test("Posts are numbered, fetched in order after a number, forgotten once acknowledged, and survive a restart")
+    func lifecycle() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        do {
+            let store = try registered(directory)
+            #expect(try store.post([1], to: "watch-1", now: now) == 1)
+            #expect(try store.post([2, 2], to: "watch-1", now: now) == 2)
+            try store.close()
+        }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite", limits: Self.limits)
+        #expect(try store.writerSynchronousMode() == 2, "an accepted post is fsynced (FULL), not left to a checkpoint")
+        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.seq) == [1, 2])
+        #expect(try store.fetch(for: "watch-1", after: 1, limit: 10, now: now).map(\.message) == [[2, 2]])
+        try store.forget(for: "watch-1", upTo: 1)
+        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 2))
+        #expect(try store.post([3], to: "watch-1", now: now) == 3, "numbers go on after a restart and a forget")
+        #expect(throws: RelayStore.UnknownAccessory.self) { try store.post([1], to: "nobody", now: now) }
+    }
+
+    /// Boundary pairs on the queue limits: the last message that fits is taken, the next refused,
+    /// and an acknowledgement makes room again.
+    @Test("A full queue refuses the post and keeps what waits; an ack makes room")
+    func queueLimits() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        let store = try registered(directory)
+        for _ in 0..<3 { _ = try store.post([0], to: "watch-1", now: now) }
+        do {
+            _ = try store.post([0], to: "watch-1", now: now)
+            Issue.record("a fourth message was queued")
+        } catch let error as RelayError {
+            #expect(error.code == .queueFull)
+        }
+        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
+        try store.forget(for: "watch-1", upTo: 3)
+        _ = try store.post(Array(repeating: 0, count: 64), to: "watch-1", now: now)
+        #expect(throws: RelayError.self) { try store.post(Array(repeating: 0, count: 37), to: "watch-1", now: now) }
+        _ = try store.post(Array(repeating: 0, count: 36), to: "watch-1", now: now)
+        #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 100))
+        #expect(throws: RelayError.self) { try store.post(Array(repeating: 0, count: 65), to: "watch-1", now: now) }
+    }
+
+    @Test("An expired message is not fetched, and a sweep deletes it and gives its room back")
+    func expiry() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        let store = try registered(directory)
+        _ = try store.post([1], to: "watch-1", now: now)
+        _ = try store.post([2], to: "watch-1", now: now.addingTimeInterval(30))
+        let later = now.addingTimeInterval(60)
+        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: later).map(\.seq) == [2])
+        #expect(try store.sweep(now: later) == 1)
+        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 1))
+    }
+
+    @Test("Tokens: each role's own, compared by digest; an unknown accessory or a bad ID is refused alike")
+    func tokens() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        let store = try registered(directory)
+        #expect(try store.authorizes(try token(1).text, accessory: "watch-1", as: .inbox))
+        #expect(try store.authorizes(try token(2).text, accessory: "watch-1", as: .post))
+        #expect(try !store.authorizes(try token(2).text, accessory: "watch-1", as: .inbox))
+        #expect(try !store.authorizes(try token(1).text, accessory: "watch-2", as: .inbox))
+        #expect(try !store.authorizes(try token(1).text, accessory: "../etc", as: .inbox))
+        let raw = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/relay.sqlite"))
+        #expect(raw.range(of: Data(try token(1).text.utf8)) == nil, "the token itself is not stored")
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/relay.sqlite")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test("Accessory IDs: 64 characters are taken, 65 and foreign characters refused", arguments: [
+        (String(repeating: "a", count: 64), true), (String(repeating: "a", count: 65), false), ("", false),
+        ("watch 1", false), ("wätch", false), ("Watch_1-b", true),
+    ])
+    func accessoryIDs(id: String, valid: Bool) {
+        #expect(((try? RelayStore.validate(accessoryID: id)) != nil) == valid)
+    }
+
+    /// `InboxSession` carried out against the store, with the accessory acknowledging everything
+    /// it receives: all posts arrive in order and the queue ends empty.
+    @Test("An inbox session over the store delivers every post in order and empties the queue")
+    func sessionOverStore() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite", limits: RelayLimits(window: 4))
+        try store.register(accessory: "watch-1", inbox: try token(1), post: try token(2))
+        var session = InboxSession(limits: store.limits)
+        var delivered: [UInt64] = []
+        var pending: [InboxSession.Action] = session.handle(.opened)
+        for index in 0..<25 {
+            _ = try store.post([UInt8(index)], to: "watch-1", now: now)
+            pending += session.handle(.posted)
+            while !pending.isEmpty {
+                switch pending.removeFirst() {
+                case .fetch(let after, let limit):
+                    pending += session.handle(.fetched(try store.fetch(for: "watch-1", after: after, limit: limit, now: now)))
+                case .send(.deliver(let seq, _)):
+                    delivered.append(seq)
+                    pending += session.handle(.received(RelayFrame.ack(seq: seq).encoded()))
+                case .forget(let upTo):
+                    try store.forget(for: "watch-1", upTo: upTo)
+                case .send(.ack), .close:
+                    Issue.record("unexpected action")
+                }
+            }
+        }
+        #expect(delivered == Array(1...25))
+        #expect(try store.queue(of: "watch-1") == .init(messages: 0, bytes: 0))
+        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).isEmpty)
+    }
+}
