@@ -279,7 +279,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeRelayStoreTests",
-            dependencies: ["NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport"],
+            dependencies: [
+                "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeCrypto", "NotifBridgeHostCore",
+                "NotifBridgeWire", "NotifBridgeTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
