@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
@@ -55,6 +56,27 @@ struct StoreListingTests {
             let whole = try store.notifications(includeRemoved: includeRemoved).map(\.notificationIdentifier)
             #expect(whole.count == (includeRemoved ? 67 : 44))
             #expect(try Self.paged(store, size: size, includeRemoved: includeRemoved) == whole)
+        }
+    }
+
+    /// Listing and retention both walk the one age index (migration v6 dropped the index on
+    /// (removed, age)): no listing sorts the table, however many records are stored.
+    @Test("listing and retention read the age index; nothing sorts")
+    func listingUsesTheAgeIndex() throws {
+        let directory = try TemporaryDirectory("listing-plan")
+        defer { directory.remove() }
+        _ = try Self.filledStore(directory, count: 20, perTransaction: 5)
+        let queue = try DatabaseQueue(path: directory.path + "/accessory.sqlite")
+        let indexes = try queue.read { try $0.indexes(on: "notification").map(\.name) }
+        #expect(indexes.contains("notification_by_age") && !indexes.contains("notification_by_time"))
+        for sql in [
+            "SELECT * FROM notification WHERE NOT removed ORDER BY received_at DESC, rowid DESC LIMIT 10",
+            "SELECT * FROM notification WHERE NOT removed AND (received_at, rowid) < ('2026', 5) ORDER BY received_at DESC, rowid DESC LIMIT 10",
+            "SELECT rowid, LENGTH(payload) AS size FROM notification ORDER BY received_at ASC, rowid ASC",
+        ] {
+            let details = try queue.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String } }
+            #expect(details.contains { $0.contains("notification_by_age") }, "\(sql): \(details)")
+            #expect(!details.contains { $0.contains("TEMP B-TREE") }, "\(sql): \(details)")
         }
     }
 }

@@ -124,6 +124,11 @@ public final class AccessoryStore: Sendable {
         migrator.registerMigration("v5: internet ratchets") { db in
             try createRatchetTables(db)
         }
+        // Listing walks the age index and skips removed records; the index on (removed, age)
+        // cost every insert, removal and pruned record one more B-tree write.
+        migrator.registerMigration("v6: one index in age order") { db in
+            try db.drop(index: "notification_by_time")
+        }
         return migrator
     }
 
