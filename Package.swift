@@ -55,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // MARK: Protocol: shared by both sides, no IO.
@@ -171,6 +173,19 @@ let package = Package(
             path: "Sources/Relay/NotifBridgeRelayStore",
             swiftSettings: swiftSettings
         ),
+        // The relay server (Hummingbird 2): posts over HTTP, each accessory's inbox over a
+        // WebSocket, carried out as NotifBridgeRelayCore's rules say, on NotifBridgeRelayStore.
+        .target(
+            name: "NotifBridgeRelay",
+            dependencies: [
+                "NotifBridgeRelayCore", "NotifBridgeRelayStore", logging, nioCore, serviceLifecycle,
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            path: "Sources/Relay/NotifBridgeRelay",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Transports
 
@@ -228,7 +243,7 @@ let package = Package(
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
-                "NotifBridgeFixtures",
+                "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
             ],
@@ -282,6 +297,18 @@ let package = Package(
             dependencies: [
                 "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeAccessoryCore", "NotifBridgeStore", "NotifBridgeCrypto", "NotifBridgeHostCore",
                 "NotifBridgeWire", "NotifBridgeTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeRelayTests",
+            dependencies: [
+                "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -10,7 +10,7 @@ struct NotifBridgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifbridge",
         abstract: "iPhone notification forwarding to accessories: the accessory daemon and a simulated iPhone.",
-        subcommands: [DemoCommand.self, AccessoryCommand.self, PhoneCommand.self, RespondCommand.self, PolicyCommand.self, VectorsCommand.self]
+        subcommands: [DemoCommand.self, AccessoryCommand.self, PhoneCommand.self, RespondCommand.self, RelayCommand.self, PolicyCommand.self, VectorsCommand.self]
     )
 
     /// ArgumentParser's own entry point, after making NIO's event loops the executor of every

@@ -1,0 +1,223 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import ServiceLifecycle
+
+/// The relay (`notifbridge relay serve`, docs/PROTOCOL.md §11): the companion app's transport
+/// extension posts an accessory's messages over HTTP; the accessory reads them from its inbox, a
+/// WebSocket, and acknowledges what it has stored. It sees ciphertext only and logs numbers,
+/// never message bytes.
+///
+/// ```
+/// POST /v1/accessories/{id}/messages   Authorization: Bearer <post token>    body: one §10.3 message
+///      201 {"seq":N} · 400 empty · 401 unknown accessory or wrong token · 413 too long · 429 queue full
+/// GET  /v1/accessories/{id}/inbox      Authorization: Bearer <inbox token>   WebSocket upgrade
+/// GET  /v1/health                      200 ok
+/// ```
+public struct RelayServer: Sendable {
+    public struct Configuration: Sendable {
+        /// Loopback unless told otherwise: a relay on the internet sits behind a TLS terminator.
+        public var host: String
+        /// 0: any free port (`onListening` says which).
+        public var port: Int
+        /// How often expired messages are deleted.
+        public var sweepInterval: Duration
+
+        public init(host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60)) {
+            self.host = host
+            self.port = port
+            self.sweepInterval = sweepInterval
+        }
+    }
+
+    public let store: RelayStore
+    public let configuration: Configuration
+    let hub = InboxHub()
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    public init(store: RelayStore, configuration: Configuration = Configuration(), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
+    /// - Parameter onListening: called with the bound port once the server listens.
+    public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("/v1/health") { _, _ in "ok" }
+        router.post("/v1/accessories/{id}/messages") { request, context in try await post(request, context) }
+        // Reached when an inbox request was not upgraded: say why rather than "not found".
+        router.get("/v1/accessories/{id}/inbox") { request, context -> Response in
+            guard try authorized(request, context, as: .inbox) != nil else { throw Self.unauthorized }
+            throw HTTPError(.badRequest, message: "the inbox is a WebSocket: send an upgrade request")
+        }
+
+        let inboxRouter = Router(context: BasicWebSocketRequestContext.self)
+        inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
+            try authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            guard let id = context.requestContext.parameters.get("id") else { return }
+            try await serveInbox(id, inbound: inbound, outbound: outbound)
+        }
+
+        return Application(
+            router: router,
+            // Outgoing messages longer than a WebSocket frame (16 KiB) go out in fragments.
+            server: .http1WebSocketUpgrade(webSocketRouter: inboxRouter),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now)],
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    /// The most the relay buffers of one WebSocket message from an accessory, which sends only
+    /// 9-byte acks.
+    static let maxAccessoryMessage = 64
+
+    /// Serves until SIGINT or SIGTERM, then finishes gracefully (ServiceLifecycle): open inboxes
+    /// are closed, and what was accepted is already on disk.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await application(onListening: onListening).runService()
+    }
+
+    static let unauthorized = HTTPError(.unauthorized, message: "unknown accessory or wrong token")
+
+    /// The accessory's id if the request's bearer token is its token for `role`; unknown
+    /// accessories and wrong tokens look the same.
+    private func authorized(_ request: Request, _ context: some RequestContext, as role: RelayStore.Role) throws -> String? {
+        guard let id = context.parameters.get("id"),
+              let header = request.headers[.authorization], header.hasPrefix("Bearer ")
+        else { return nil }
+        return try store.authorizes(String(header.dropFirst("Bearer ".count)), accessory: id, as: role) ? id : nil
+    }
+
+    private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        guard let id = try authorized(request, context, as: .post) else { throw Self.unauthorized }
+        let limit = store.limits.maxMessageLength
+        // Refused before anything is read when the length is declared.
+        if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+            throw HTTPError(.contentTooLarge, message: "a message of \(declared) bytes is over the limit of \(limit)")
+        }
+        var body = try await request.body.collect(upTo: limit)
+        let message = body.readBytes(length: body.readableBytes) ?? []
+        let seq: UInt64
+        do {
+            seq = try store.post(message, to: id, now: now())
+        } catch let error as RelayError {
+            logger.notice("post refused", metadata: ["accessory": "\(id)", "code": "\(error.code.rawValue)", "bytes": "\(message.count)"])
+            throw HTTPError(error.httpStatus, message: error.detail)
+        }
+        logger.debug("posted", metadata: ["accessory": "\(id)", "seq": "\(seq)", "bytes": "\(message.count)"])
+        hub.posted(for: id)
+        return Response(
+            status: .created,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"seq":\#(seq)}"#))
+        )
+    }
+
+    private func serveInbox(_ id: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let connection = InboxConnection(accessoryID: id, store: store, logger: logger, now: now)
+        hub.attach(connection)
+        logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
+        defer {
+            hub.detach(connection)
+            connection.finished()
+        }
+        // On the server's graceful shutdown, swift-websocket closes the WebSocket (normal
+        // closure), which ends the pump.
+        try await pump(connection, inbound: inbound, outbound: outbound)
+        logger.info("inbox closed", metadata: ["accessory": "\(id)"])
+    }
+
+    /// Writes what the session sends and feeds it what the accessory sends, until either ends.
+    private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let id = connection.accessoryID
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await output in connection.output {
+                    switch output {
+                    case .frame(let bytes):
+                        try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                    case .close(let ending):
+                        logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])
+                        try await outbound.close(ending.closeCode, reason: nil)
+                    }
+                }
+            }
+            connection.handle(.opened)
+            do {
+                // Acks are 9 bytes; a longer one is refused by the session, and one past
+                // `maxAccessoryMessage` ends the connection before it is buffered.
+                for try await message in inbound.messages(maxSize: Self.maxAccessoryMessage) {
+                    guard case .binary(let buffer) = message else {
+                        connection.end(.refused(RelayError(.protocolViolation, "an accessory sends binary frames only")))
+                        break
+                    }
+                    connection.handle(.received(Array(buffer.readableBytesView)))
+                }
+            } catch {
+                logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
+            }
+            connection.finished()
+            try await group.waitForAll()
+        }
+    }
+}
+
+extension RelayError {
+    var httpStatus: HTTPResponse.Status {
+        switch code {
+        case .malformed, .protocolViolation: .badRequest
+        case .tooLarge: .contentTooLarge
+        case .queueFull: .tooManyRequests
+        case .unauthorized: .unauthorized
+        }
+    }
+}
+
+extension InboxConnection.Ending {
+    var closeCode: WebSocketErrorCode {
+        switch self {
+        case .refused: .policyViolation
+        case .goingAway: .goingAway
+        }
+    }
+}
+
+/// Deletes expired messages now and then, so an accessory that never returns does not hold its
+/// queue's room for ever.
+struct Sweeper: Service {
+    let store: RelayStore
+    let interval: Duration
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    func run() async throws {
+        // Ends with the service group's graceful shutdown (a sleeping sweeper would hold it up).
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    do {
+                        let swept = try store.sweep(now: now())
+                        if swept > 0 { logger.info("expired messages deleted", metadata: ["count": "\(swept)"]) }
+                    } catch {
+                        logger.error("sweeping expired messages failed", metadata: ["error": "\(error)"])
+                    }
+                    try await Task.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+}

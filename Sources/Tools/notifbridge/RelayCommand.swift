@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import NotifBridgeRelay
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeStore
+
+/// `notifbridge relay`: the internet transport's relay (docs/PROTOCOL.md §11), and the
+/// registration that gives an accessory its two tokens.
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Run the relay of the internet transport, or register an accessory with it.",
+        subcommands: [Serve.self, Register.self],
+        defaultSubcommand: Serve.self
+    )
+
+    struct StateOption: ParsableArguments {
+        @Option(help: "Directory of the relay's database (relay.sqlite, mode 0600).")
+        var state: String = defaultStateDirectory() + "-relay"
+
+        func openStore() throws -> RelayStore {
+            do {
+                _ = try prepareStateDirectory(state)
+                return try RelayStore(path: state + "/relay.sqlite")
+            } catch {
+                throw CommandFailure("cannot open the relay's database in \(state): \(error)")
+            }
+        }
+    }
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Take posts for registered accessories and keep them until each accessory has stored them.",
+            discussion: """
+                Binds to loopback unless told otherwise; on the internet, put it behind a TLS \
+                terminator. Logs carry accessory IDs and numbers, never message bytes.
+                """
+        )
+
+        @OptionGroup var state: StateOption
+        @Option(help: "Address to listen on.")
+        var host = "127.0.0.1"
+        @Option(help: "TCP port (0 picks a free one and prints it).")
+        var port = 8470
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            let logger = common.makeLogger("notifbridge.relay")
+            let store = try state.openStore()
+            let server = RelayServer(store: store, configuration: .init(host: host, port: port), logger: logger)
+            let host = host
+            try await server.run { port in
+                FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            }
+            try store.close()
+        }
+    }
+
+    struct Register: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "register",
+            abstract: "Register an accessory (again: new tokens) and print its inbox and post tokens, once.",
+            discussion: "The relay keeps only the tokens' SHA-256 digests: a lost token cannot be shown again, only replaced."
+        )
+
+        @Argument(help: "The accessory's ID: 1 to 64 of A–Z, a–z, 0–9, '-' and '_'.")
+        var accessory: String
+        @OptionGroup var state: StateOption
+
+        func run() throws {
+            do {
+                try RelayStore.validate(accessoryID: accessory)
+            } catch {
+                throw CommandFailure("accessory ID \(accessory.debugDescription): \(error.detail)")
+            }
+            var generator = SystemRandomNumberGenerator()
+            func token() throws -> RelayToken {
+                try RelayToken(randomBytes: (0..<RelayToken.byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            }
+            let inbox = try token(), post = try token()
+            let store = try state.openStore()
+            try store.register(accessory: accessory, inbox: inbox, post: post)
+            try store.close()
+            print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
+        }
+    }
+}

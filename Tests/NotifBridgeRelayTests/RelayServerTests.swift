@@ -1,0 +1,256 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOWebSocket
+import NotifBridgeRelay
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeTestSupport
+import Synchronization
+import Testing
+
+/// The relay server on a real loopback socket and a real SQLite file: posts over HTTP, the inbox
+/// over a WebSocket, as an accessory and a transport extension would use them.
+@Suite("Relay server")
+struct RelayServerTests {
+    static let accessory = "watch-1"
+    static let inbox = try! RelayToken(randomBytes: Array(repeating: 0xA1, count: 32))
+    static let post = try! RelayToken(randomBytes: Array(repeating: 0xB2, count: 32))
+
+    /// A registered accessory's relay, live on a free port for the duration of `body`.
+    static func withRelay<T: Sendable>(
+        at path: String,
+        limits: RelayLimits = RelayLimits(),
+        _ body: @Sendable (RelayStore, any TestClientProtocol) async throws -> T
+    ) async throws -> T {
+        let store = try RelayStore(path: path, limits: limits)
+        try store.register(accessory: accessory, inbox: inbox, post: post)
+        let server = RelayServer(store: store, configuration: .init(port: 0), logger: Logger(label: "relay-test"))
+        let result = try await server.application().test(.live) { client in try await body(store, client) }
+        try store.close()
+        return result
+    }
+
+    static func post(_ client: some TestClientProtocol, _ body: [UInt8], token: String = post.text, to id: String = accessory) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/v1/accessories/\(id)/messages", method: .post,
+            headers: [.authorization: "Bearer \(token)"], body: ByteBuffer(bytes: body)
+        )
+    }
+
+    /// Opens the inbox, takes `count` frames, sends the acks `acks` returns for them, and closes.
+    static func readInbox(
+        _ client: some TestClientProtocol, count: Int, token: String = inbox.text,
+        during: @escaping @Sendable () async throws -> Void = {},
+        acks: @escaping @Sendable ([RelayFrame]) -> [UInt64]
+    ) async throws -> [RelayFrame] {
+        let port = try #require(client.port)
+        let frames = Frames()
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(port)/v1/accessories/\(accessory)/inbox",
+            configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: [.authorization: "Bearer \(token)"]),
+            logger: Logger(label: "inbox-test")
+        ) { inbound, outbound, _ in
+            try await during()
+            var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            for _ in 0..<count {
+                guard case .binary(let buffer) = try await iterator.next() else { break }
+                frames.append(try RelayFrame(decoding: Array(buffer.readableBytesView)))
+            }
+            for seq in acks(frames.all) {
+                try await outbound.write(.binary(ByteBuffer(bytes: RelayFrame.ack(seq: seq).encoded())))
+            }
+            // The acks are handled before the close that follows them.
+            try await outbound.close(.normalClosure, reason: nil)
+        }
+        return frames.all
+    }
+
+    @Test("posts: the token of the right accessory and role, a message of 1 to maxMessageLength bytes, room in the queue")
+    func postRules() async throws {
+        let directory = try TemporaryDirectory("relay-post")
+        defer { directory.remove() }
+        let limits = RelayLimits(maxMessageLength: 100, maxQueuedMessages: 2)
+        try await Self.withRelay(at: directory.path + "/relay.sqlite", limits: limits) { store, client in
+            let refusedAuth = try await [
+                Self.post(client, [1], token: "nonsense"),
+                Self.post(client, [1], token: Self.inbox.text),
+                Self.post(client, [1], to: "no-such-accessory"),
+                client.execute(uri: "/v1/accessories/\(Self.accessory)/messages", method: .post, body: ByteBuffer(bytes: [1])),
+            ].map(\.status)
+            #expect(refusedAuth == Array(repeating: .unauthorized, count: 4))
+            #expect(try await Self.post(client, []).status == .badRequest)
+            #expect(try await Self.post(client, Array(repeating: 7, count: 101)).status == .contentTooLarge)
+            let accepted = try await Self.post(client, Array(repeating: 7, count: 100))
+            #expect(accepted.status == .created)
+            #expect(String(buffer: accepted.body) == #"{"seq":1}"#)
+            #expect(try await Self.post(client, [2]).status == .created)
+            let full = try await Self.post(client, [3])
+            #expect(full.status == .tooManyRequests)
+            #expect(String(buffer: full.body).contains("2 messages already wait"))
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 101))
+        }
+    }
+
+    @Test("the inbox delivers in order, live posts too; an ack forgets; what is not acked comes first next time")
+    func inboxDeliversAndForgets() async throws {
+        let directory = try TemporaryDirectory("relay-inbox")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
+            for byte: UInt8 in 1...3 { _ = try await Self.post(client, [byte, byte]) }
+            // Message 4 is posted while the inbox is open: the post wakes the connection.
+            let first = try await Self.readInbox(client, count: 4, during: { _ = try await Self.post(client, [4, 4]) }) { _ in [2] }
+            #expect(first == (1...4).map { RelayFrame.deliver(seq: $0, message: [UInt8($0), UInt8($0)]) })
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 4))
+
+            let second = try await Self.readInbox(client, count: 2) { frames in [frames.last!.seq] }
+            #expect(second.map(\.seq) == [3, 4])
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 0, bytes: 0))
+        }
+    }
+
+    @Test("the inbox needs the accessory's inbox token; a plain GET is told to upgrade")
+    func inboxAuthorization() async throws {
+        let directory = try TemporaryDirectory("relay-inbox-auth")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite") { _, client in
+            await #expect(throws: (any Error).self) {
+                _ = try await Self.readInbox(client, count: 1, token: Self.post.text) { _ in [] }
+            }
+            let plain = try await client.execute(uri: "/v1/accessories/\(Self.accessory)/inbox", method: .get, headers: [.authorization: "Bearer \(Self.inbox.text)"])
+            #expect(plain.status == .badRequest)
+            let wrong = try await client.execute(uri: "/v1/accessories/\(Self.accessory)/inbox", method: .get, headers: [.authorization: "Bearer \(Self.post.text)"])
+            #expect(wrong.status == .unauthorized)
+        }
+    }
+
+    enum Bad: Sendable, CustomStringConvertible {
+        case binary([UInt8]), text(String)
+        var description: String {
+            switch self {
+            case .binary(let bytes): "\(bytes.count) bytes starting \(bytes.prefix(1))"
+            case .text: "text"
+            }
+        }
+    }
+
+    @Test("an accessory that sends anything but acks of what it was sent is disconnected, and its queue stays", arguments: [
+        (Bad.binary(RelayFrame.ack(seq: 5).encoded()), WebSocketErrorCode.policyViolation),
+        (.binary(RelayFrame.ack(seq: 1).encoded() + [0]), .policyViolation),
+        (.binary(RelayFrame.deliver(seq: 1, message: [1]).encoded()), .policyViolation),
+        (.binary(Array(repeating: 2, count: 64)), .policyViolation),
+        (.binary(Array(repeating: 2, count: 65)), .policyViolation),
+        (.text("ack 1"), .policyViolation),
+    ])
+    func badFrame(_ bad: Bad, _ expected: WebSocketErrorCode) async throws {
+        let directory = try TemporaryDirectory("relay-bad-frame")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
+            _ = try await Self.post(client, [9])
+            let port = try #require(client.port)
+            let close = try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
+                logger: Logger(label: "inbox-test")
+            ) { inbound, outbound, _ in
+                var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                _ = try await iterator.next()
+                switch bad {
+                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                case .text(let text): try await outbound.write(.text(text))
+                }
+                while try await iterator.next() != nil {}
+            }
+            #expect(close?.closeCode == expected)
+            #expect(try store.queue(of: Self.accessory)?.messages == 1)
+        }
+    }
+
+    @Test("what the relay accepted survives a restart and reaches the accessory afterwards")
+    func restart() async throws {
+        let directory = try TemporaryDirectory("relay-restart")
+        defer { directory.remove() }
+        let path = directory.path + "/relay.sqlite"
+        try await Self.withRelay(at: path) { _, client in
+            for byte: UInt8 in 1...2 {
+                let status = try await Self.post(client, [byte]).status
+                #expect(status == .created)
+            }
+        }
+        try await Self.withRelay(at: path) { store, client in
+            let frames = try await Self.readInbox(client, count: 2) { _ in [2] }
+            #expect(frames == [.deliver(seq: 1, message: [1]), .deliver(seq: 2, message: [2])])
+            #expect(try await Self.post(client, [3]).body == ByteBuffer(string: #"{"seq":3}"#))
+            #expect(try store.queue(of: Self.accessory)?.messages == 1)
+        }
+    }
+
+    @Test("the relay stops with an inbox open: the accessory hears a close")
+    func stopWithAnOpenInbox() async throws {
+        let directory = try TemporaryDirectory("relay-stop")
+        defer { directory.remove() }
+        let reader = try await Self.withRelay(at: directory.path + "/relay.sqlite") { _, client in
+            _ = try await Self.post(client, [1])
+            let port = try #require(client.port)
+            let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
+                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
+                    logger: Logger(label: "inbox-test")
+                ) { inbound, _, _ in
+                    for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
+                }
+            }
+            // Open and delivering: the relay now stops with the inbox open.
+            for await _ in delivered { break }
+            return reader
+        }
+        let close = try await reader.value
+        #expect(close?.closeCode == WebSocketErrorCode.normalClosure)
+    }
+
+    @Test("a newer inbox connection of the accessory ends the older one, and gets what it had not acked")
+    func newerConnectionTakesOver() async throws {
+        let directory = try TemporaryDirectory("relay-takeover")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
+            _ = try await Self.post(client, [1])
+            let port = try #require(client.port)
+            let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
+            let older = Task {
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
+                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
+                    logger: Logger(label: "inbox-test")
+                ) { inbound, _, _ in
+                    for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
+                }
+            }
+            for await _ in delivered { break }
+            let frames = try await Self.readInbox(client, count: 1) { _ in [1] }
+            #expect(frames == [.deliver(seq: 1, message: [1])])
+            let close = try await older.value
+            #expect(close?.closeCode == WebSocketErrorCode.goingAway)
+            #expect(try store.queue(of: Self.accessory)?.messages == 0)
+        }
+    }
+}
+
+/// Frames collected by a WebSocket handler.
+final class Frames: Sendable {
+    private let frames = Mutex<[RelayFrame]>([])
+    func append(_ frame: RelayFrame) { frames.withLock { $0.append(frame) } }
+    var all: [RelayFrame] { frames.withLock { $0 } }
+}
+
+extension RelayFrame {
+    var seq: UInt64 {
+        switch self {
+        case .deliver(let seq, _), .ack(let seq): seq
+        }
+    }
+}
