@@ -56,6 +56,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
@@ -197,6 +198,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The accessory's side of its relay inbox: a WebSocket (swift-websocket's client, TLS
+        // through NIOSSL for wss://), reconnecting, acking what it has stored.
+        .target(
+            name: "NotifBridgeRelayClient",
+            dependencies: [
+                "NotifBridgeRelayCore", logging, nioCore,
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            path: "Sources/Transports/NotifBridgeRelayClient",
+            swiftSettings: swiftSettings
+        ),
+
         // The GATT rules both sides keep whatever the Bluetooth stack: the central's write queue
         // and chunk sizing, when it connects and how a message's transport completes, and the
         // peripheral's answer to each request. No IO; the CoreBluetooth adapters in Apps/ carry
@@ -309,6 +324,15 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeRelayClientTests",
+            dependencies: [
+                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

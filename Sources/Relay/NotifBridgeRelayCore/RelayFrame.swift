@@ -14,7 +14,7 @@ public enum RelayFrame: Sendable, Hashable {
 
     static let deliverType: UInt8 = 0x01
     static let ackType: UInt8 = 0x02
-    static let headerLength = 9
+    public static let headerLength = 9
 
     public func encoded() -> [UInt8] {
         switch self {

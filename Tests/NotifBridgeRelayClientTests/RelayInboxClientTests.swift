@@ -1,0 +1,150 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NotifBridgeRelay
+import NotifBridgeRelayClient
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeTestSupport
+import Synchronization
+import Testing
+
+/// The accessory's inbox client against the real relay server on a loopback socket.
+@Suite("Relay inbox client")
+struct RelayInboxClientTests {
+    static let accessory = "watch-1"
+    static let inbox = try! RelayToken(randomBytes: Array(repeating: 0x5A, count: 32))
+    static let post = try! RelayToken(randomBytes: Array(repeating: 0x6B, count: 32))
+
+    /// What the client's `receive` saw, and when the test may go on.
+    final class Received: Sendable {
+        let log = Mutex<[UInt64]>([])
+        let events = Mutex<[RelayInboxClient.Event]>([])
+        let stream: AsyncStream<UInt64>
+        let continuation: AsyncStream<UInt64>.Continuation
+        init() { (stream, continuation) = AsyncStream.makeStream() }
+
+        /// Waits until `receive` has been called for `seq` (the stream keeps every call, so
+        /// consecutive waits see each once).
+        func wait(for seq: UInt64) async {
+            for await next in stream where next == seq { return }
+        }
+    }
+
+    static func withRelay(_ body: @Sendable (RelayStore, any TestClientProtocol, String) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory("relay-client")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        try store.register(accessory: accessory, inbox: inbox, post: post)
+        let server = RelayServer(store: store, configuration: .init(port: 0), logger: Logger(label: "relay-test"))
+        try await server.application().test(.live) { client in
+            try await body(store, client, "ws://127.0.0.1:\(try #require(client.port))")
+        }
+        try store.close()
+    }
+
+    static func post(_ client: some TestClientProtocol, _ body: [UInt8]) async throws {
+        let response = try await client.execute(
+            uri: "/v1/accessories/\(accessory)/messages", method: .post,
+            headers: [.authorization: "Bearer \(post.text)"], body: ByteBuffer(bytes: body)
+        )
+        #expect(response.status == .created)
+    }
+
+    /// Waits, within a bound, for the relay to have forgotten everything (the last ack handled).
+    static func drained(_ store: RelayStore) async throws -> Bool {
+        for _ in 0..<200 {
+            if try store.queue(of: accessory)?.messages == 0 { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    @Test("messages reach receive in order, live ones too, and each is acked once receive returns")
+    func receivesAndAcks() async throws {
+        try await Self.withRelay { store, client, url in
+            for byte: UInt8 in 1...3 { try await Self.post(client, [byte]) }
+            let received = Received()
+            let inboxClient = RelayInboxClient(
+                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run { seq, message in
+                    #expect(message == [UInt8(seq)])
+                    received.log.withLock { $0.append(seq) }
+                    received.continuation.yield(seq)
+                }
+            }
+            await received.wait(for: 3)
+            try await Self.post(client, [4])
+            await received.wait(for: 4)
+            #expect(try await Self.drained(store))
+            running.cancel()
+            await running.value
+            #expect(received.log.withLock { $0 } == [1, 2, 3, 4])
+        }
+    }
+
+    @Test("when receive fails, nothing is acked and the message comes again on the next connection")
+    func failureRedelivers() async throws {
+        try await Self.withRelay { store, client, url in
+            for byte: UInt8 in 1...3 { try await Self.post(client, [byte]) }
+            let received = Received()
+            let failedOnce = Mutex(false)
+            let inboxClient = RelayInboxClient(
+                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text, minRetryDelay: .milliseconds(20)),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run(onEvent: { event in received.events.withLock { $0.append(event) } }) { seq, _ in
+                    received.log.withLock { $0.append(seq) }
+                    received.continuation.yield(seq)
+                    if seq == 2, failedOnce.withLock({ done in defer { done = true }; return !done }) {
+                        throw CancellationError()
+                    }
+                }
+            }
+            await received.wait(for: 3)
+            #expect(try await Self.drained(store))
+            running.cancel()
+            await running.value
+            #expect(received.log.withLock { $0 } == [1, 2, 2, 3])
+            let events = received.events.withLock { $0 }
+            #expect(events.first == .connected && events.filter { $0 == .connected }.count == 2)
+        }
+    }
+
+    @Test("a wrong token: the client keeps trying, with growing delays, and receives nothing")
+    func wrongToken() async throws {
+        try await Self.withRelay { _, client, url in
+            try await Self.post(client, [1])
+            let events = Mutex<[RelayInboxClient.Event]>([])
+            let (disconnects, continuation) = AsyncStream<Void>.makeStream()
+            let inboxClient = RelayInboxClient(
+                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.post.text, minRetryDelay: .milliseconds(10), maxRetryDelay: .milliseconds(40)),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run(onEvent: { event in
+                    events.withLock { $0.append(event) }
+                    continuation.yield()
+                }) { _, _ in Issue.record("received with a wrong token") }
+            }
+            var count = 0
+            for await _ in disconnects {
+                count += 1
+                if count == 4 { break }
+            }
+            running.cancel()
+            await running.value
+            let delays = events.withLock { $0 }.compactMap { event -> Duration? in
+                if case .disconnected(_, let delay) = event { return delay }
+                return nil
+            }
+            #expect(Array(delays.prefix(4)) == [.milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(40)])
+        }
+    }
+}
