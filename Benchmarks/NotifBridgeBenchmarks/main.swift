@@ -57,7 +57,7 @@ func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (A
             for chunk in framer.frame(WireCodec.encode(message)) {
                 for action in accessory.received(chunk: chunk, now: .now) {
                     switch action {
-                    case .persistExchange(let p): parameters = p
+                    case .persistExchange(let p, _): parameters = p
                     case .send(let transmission):
                         for chunk in transmission.chunks {
                             if let bytes = try reassembler.receive(chunk, now: .now) {

@@ -34,6 +34,34 @@ struct AccessorySessionTests {
         #expect(offer.maxMessageLength == UInt32(WireLimits.defaultMaxMessageLength))
     }
 
+    @Test("An X-Wing exchange hands the store its internet ratchets, the iPhone's exports; P-256 none", arguments: CipherSuite.allCases)
+    func internetRatchetsStartWithTheExchange(suite: CipherSuite) throws {
+        var link = try BackToBack(suite: suite)
+        link.connect()
+        let persisted = link.accessoryActions.compactMap { action -> InternetRatchetStart?? in
+            if case .persistExchange(_, let internet) = action { return .some(internet) }
+            return nil
+        }
+        try #require(persisted.count == 1)
+        guard suite == .xWing else {
+            #expect(persisted[0] == nil)
+            return
+        }
+        let start = try #require(persisted[0])
+        let pairing = try #require(link.host.pairing)
+        let iPhone = try pairing.sender.internetChainKeys(bluetoothUUID: SimulatorIdentity.accessoryIdentifier)
+        #expect(start.chainKeys.hostToAccessory == iPhone.hostToAccessory)
+        #expect(start.chainKeys.accessoryToHost == iPhone.accessoryToHost)
+        #expect(start.chainKeys.hostToAccessory != start.chainKeys.accessoryToHost)
+        #expect(start.keyID == InternetRatchet.keyID(publicKey: link.accessory.identity.publicKeyRepresentation))
+        #expect(start.keyID.count == 4)
+        // What the iPhone seals with its chain, the accessory's opens.
+        var sender = try SendingRatchet(chainKey: iPhone.hostToAccessory)
+        var receiver = try ReceivingRatchet(chainKey: start.chainKeys.hostToAccessory)
+        let message = try sender.seal(Data("hello".utf8), keyID: start.keyID)
+        #expect(try receiver.open(message, keyID: start.keyID) == Data("hello".utf8))
+    }
+
     @Test("A full exchange back to back delivers, and the receipt reaches the host", arguments: CipherSuite.allCases)
     func exchange(suite: CipherSuite) throws {
         var link = try BackToBack(suite: suite)

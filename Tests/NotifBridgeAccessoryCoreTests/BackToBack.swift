@@ -43,7 +43,7 @@ struct BackToBack {
     mutating func reconnect() {
         host.disconnected()
         let persisted = accessoryActions.last { if case .persistExchange = $0 { true } else { false } }
-        guard case .persistExchange(let parameters) = persisted else { preconditionFailure("no exchange was persisted") }
+        guard case .persistExchange(let parameters, _) = persisted else { preconditionFailure("no exchange was persisted") }
         accessory = AccessorySession(identity: accessory.identity, exchange: .init(parameters: parameters), configuration: accessory.configuration)
         connect()
     }

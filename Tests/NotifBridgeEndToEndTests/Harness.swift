@@ -45,7 +45,8 @@ struct RunningAccessory {
         limits: WireLimits = .default,
         resources: AccessoryConfiguration.ResourceLimits = .init(),
         policy: PolicyFile = .unlimitedBursts,
-        sinks: [any AlertSink] = []
+        sinks: [any AlertSink] = [],
+        internet: (any InternetMessageSource)? = nil
     ) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
         let daemon = try AccessoryDaemon(
@@ -56,7 +57,7 @@ struct RunningAccessory {
             logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let task = Task { try await daemon.run(onListening: { continuation.yield($0) }) }
+        let task = Task { try await daemon.run(daemon.tcpSource(onListening: { continuation.yield($0) }), internet: internet) }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw PhoneFailure(description: "accessory did not start") }
         return RunningAccessory(daemon: daemon, presenter: presenter, port: port, task: task)

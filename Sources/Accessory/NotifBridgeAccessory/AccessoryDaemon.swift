@@ -119,7 +119,11 @@ public final class AccessoryDaemon: Sendable {
     /// service and the once-a-half-second summaries (of rationed log lines and of the burst
     /// limiter's held-back notifications), until the task is cancelled or `shutdown()` is
     /// called. `onReady` runs once peers can reach the accessory.
-    public func run(_ source: some LinkSource, ancs port: (any ANCSPort)? = nil, onReady: @escaping @Sendable () -> Void = {}) async throws {
+    /// - Parameter internet: the relay inbox, for the internet transport, if one is configured.
+    public func run(
+        _ source: some LinkSource, ancs port: (any ANCSPort)? = nil, internet: (any InternetMessageSource)? = nil,
+        onReady: @escaping @Sendable () -> Void = {}
+    ) async throws {
         let socket = try await ControlSocket.listen(path: configuration.controlSocketPath)
         logger.info("control socket \(configuration.controlSocketPath)")
         do {
@@ -145,6 +149,10 @@ public final class AccessoryDaemon: Sendable {
                     }
                     if let port {
                         group.addTask { await self.ancs.run(port) }
+                    }
+                    if let internet {
+                        let relay = RelayRunner(source: internet, store: store, pipeline: pipeline, keys: keys, presenter: presenter, logger: logger)
+                        group.addTask { await relay.run() }
                     }
                     group.addTask { try await self.runSummaries() }
                     group.addTask { try await self.drainOnShutdown() }

@@ -11,25 +11,31 @@ public struct AccessoryService: Service {
     let daemon: AccessoryDaemon
     let source: any LinkSource
     let ancs: (any ANCSPort)?
+    let internet: (any InternetMessageSource)?
     let notifier: SystemdNotifier
     let onStop: @Sendable () async -> Void
 
     /// - Parameter ancs: notifications from the connected iPhone's ANCS service, if consumed.
-    public init(daemon: AccessoryDaemon, source: any LinkSource, ancs: (any ANCSPort)? = nil, notifier: SystemdNotifier = SystemdNotifier(), onStop: @escaping @Sendable () async -> Void = {}) {
+    /// - Parameter internet: the relay inbox of the internet transport, if configured.
+    public init(
+        daemon: AccessoryDaemon, source: any LinkSource, ancs: (any ANCSPort)? = nil, internet: (any InternetMessageSource)? = nil,
+        notifier: SystemdNotifier = SystemdNotifier(), onStop: @escaping @Sendable () async -> Void = {}
+    ) {
         self.daemon = daemon
         self.source = source
         self.ancs = ancs
+        self.internet = internet
         self.notifier = notifier
         self.onStop = onStop
     }
 
     public func run() async throws {
-        let (daemon, source, ancs, notifier, logger) = (daemon, source, ancs, notifier, daemon.logger)
+        let (daemon, source, ancs, internet, notifier, logger) = (daemon, source, ancs, internet, notifier, daemon.logger)
         do {
             try await withGracefulShutdownHandler {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        try await daemon.run(source, ancs: ancs, onReady: {
+                        try await daemon.run(source, ancs: ancs, internet: internet, onReady: {
                             if let failure = notifier.notify("READY=1") { logger.warning("could not tell systemd: \(failure)") }
                         })
                     }

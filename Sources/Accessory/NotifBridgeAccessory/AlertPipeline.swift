@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
 import NotifBridgeStore
 import NotifBridgeWire
 import Synchronization
@@ -53,14 +54,16 @@ final class AlertPipeline: Sendable {
     /// Stores `batch` in one transaction, each event as the planner planned it (so receipts and
     /// stored decisions always agree), then shows what changed. The results are in `batch`'s
     /// order; a failed commit fails every event of the batch.
-    func commit(_ batch: [AccessorySession.Delivery]) -> [Result<ApplyOutcome, any Error>] {
-        guard !batch.isEmpty else { return [] }
+    /// - Parameter opened: for events that came over the internet, what opening them changed in
+    ///   the receiving ratchet, saved in the same transaction (all or nothing).
+    func commit(_ batch: [AccessorySession.Delivery], opened: [(exchangeID: UInt64, changes: ReceivingRatchet.Changes)] = []) -> [Result<ApplyOutcome, any Error>] {
+        guard !batch.isEmpty || !opened.isEmpty else { return [] }
         let minute = minuteOfDay()
         let results: [Result<ApplyOutcome, any Error>]
         do {
             results = try burst.withLock { burst in
                 let conditions = AlertConditions(settings: settings, minuteOfDay: minute, now: .now)
-                return try store.applyBatch(batch.map { ($0.event, $0.exchangeID) }, now: Date(), conditions: conditions, burst: &burst)
+                return try store.applyBatch(batch.map { ($0.event, $0.exchangeID) }, opened: opened, now: Date(), conditions: conditions, burst: &burst)
             }
         } catch {
             results = batch.map { _ in .failure(error) }

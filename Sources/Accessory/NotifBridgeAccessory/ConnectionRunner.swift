@@ -174,8 +174,11 @@ struct ConnectionRunner: Sendable {
             switch action {
             case .send:
                 continue
-            case .persistExchange(let parameters):
+            case .persistExchange(let parameters, let internet):
                 try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date())
+                if let internet {
+                    try store.startInternetRatchets(exchangeID: parameters.exchangeID, keyID: internet.keyID, chainKeys: internet.chainKeys)
+                }
                 presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
                 logger.info("key exchange \(exchangeHex(parameters.exchangeID)) completed (\(parameters.cipherSuite))")
             case .resumedExchange(let exchangeID):

@@ -7,8 +7,9 @@ import NotifBridgeWire
 public enum AccessoryAction<Outbound: Sendable>: Sendable {
     /// Send this to the host: a message from the session, its chunks from the connection.
     case send(Outbound)
-    /// Persist this exchange (durably) before the KeyConfirm that follows is sent.
-    case persistExchange(KeyExchangeParameters)
+    /// Persist this exchange (durably) before the KeyConfirm that follows is sent, with the
+    /// starting points of its internet ratchets when its suite allows the internet (X-Wing).
+    case persistExchange(KeyExchangeParameters, internet: InternetRatchetStart?)
     /// The host resumed the persisted exchange without a new key exchange.
     case resumedExchange(exchangeID: UInt64)
     /// Forget the exchange: its keys no longer decrypt.
@@ -26,7 +27,7 @@ public enum AccessoryAction<Outbound: Sendable>: Sendable {
     public func mapSend<T: Sendable>(_ transform: (Outbound) -> T) -> AccessoryAction<T> {
         switch self {
         case .send(let outbound): .send(transform(outbound))
-        case .persistExchange(let parameters): .persistExchange(parameters)
+        case .persistExchange(let parameters, let internet): .persistExchange(parameters, internet: internet)
         case .resumedExchange(let id): .resumedExchange(exchangeID: id)
         case .forgetExchange(let id): .forgetExchange(exchangeID: id)
         case .replaceIdentity(let key): .replaceIdentity(key)
@@ -34,5 +35,17 @@ public enum AccessoryAction<Outbound: Sendable>: Sendable {
         case .refused(let error): .refused(error)
         case .close(let reason): .close(reason: reason)
         }
+    }
+}
+
+/// What an exchange exports for the internet transport (docs/PROTOCOL.md §10.1): the key ID its
+/// messages carry and the two chain keys, from which the store starts both ratchets at index 0.
+public struct InternetRatchetStart: Sendable {
+    public var keyID: [UInt8]
+    public var chainKeys: InternetChainKeys
+
+    public init(keyID: [UInt8], chainKeys: InternetChainKeys) {
+        self.keyID = keyID
+        self.chainKeys = chainKeys
     }
 }

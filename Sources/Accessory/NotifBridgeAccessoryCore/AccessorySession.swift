@@ -226,7 +226,14 @@ public struct AccessorySession: Sendable {
         }
         exchange = Exchange(parameters: parameters)
         state = .established(Established(recipient: recipient))
-        actions.append(.persistExchange(parameters))
+        // Only X-Wing goes beyond Bluetooth; the identifier is the accessory's Bluetooth UUID,
+        // which names the exported keys (§10.1).
+        let internet = CipherSuite(wireName: parameters.cipherSuite) == .xWing
+            ? (try? recipient.internetChainKeys(bluetoothUUID: parameters.identifier)).map {
+                InternetRatchetStart(keyID: InternetRatchet.keyID(publicKey: identity.publicKeyRepresentation), chainKeys: $0)
+            }
+            : nil
+        actions.append(.persistExchange(parameters, internet: internet))
         actions.append(.send(keyConfirm(parameters.exchangeID, resumed: false)))
         return actions
     }

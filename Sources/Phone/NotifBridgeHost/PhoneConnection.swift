@@ -191,6 +191,9 @@ public final class PhoneConnection: Sendable {
     /// Events queued or sent but not acknowledged.
     public var outstandingCount: Int { state.withLock { $0.session.outstandingCount } }
 
+    /// What iOS keeps of the completed exchange (its HPKE sender exports the internet keys).
+    public var pairing: HostSession.Pairing? { state.withLock { $0.session.pairing } }
+
     // MARK: Inbound
 
     private func received(_ item: LinkInbound) {

@@ -133,7 +133,7 @@ private struct SessionDriver {
             switch action {
             case .send(let transmission):
                 checkOutbound(transmission.chunks, kind: transmission.kind)
-            case .persistExchange(let parameters):
+            case .persistExchange(let parameters, _):
                 persisted = parameters
                 hostKey = Self.hostKey(identity: identity, parameters: parameters)
             case .resumedExchange(let exchangeID):

@@ -6,6 +6,9 @@ import UnixSignals
 import NotifBridgeAccessory
 import NotifBridgeCrypto
 import NotifBridgeDisplay
+import NotifBridgeRelayClient
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
 import NotifBridgeTCP
 import NotifBridgeWire
 #if canImport(NotifBridgeBLE)
@@ -74,9 +77,25 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100).")
     var commitWindow: Int = 3
 
+    @Option(help: "Relay of the internet transport, ws://HOST:PORT or wss://HOST (with --relay-id and --relay-token-file).")
+    var relay: String?
+
+    @Option(help: "This accessory's ID at the relay (`notifbridge relay register ID`).")
+    var relayId: String?
+
+    @Option(help: "File holding this accessory's inbox token at the relay (keep it 0600).")
+    var relayTokenFile: String?
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        let relayOptions = [relay, relayId, relayTokenFile].compactMap { $0 }
+        guard relayOptions.isEmpty || relayOptions.count == 3 else {
+            throw ValidationError("--relay, --relay-id and --relay-token-file go together")
+        }
+        if let relay, !(relay.hasPrefix("ws://") || relay.hasPrefix("wss://")) {
+            throw ValidationError("--relay must start with ws:// or wss://, not \(relay.debugDescription)")
+        }
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
@@ -119,6 +138,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
+        let internet = try relaySource(logger: logger)
         let service: AccessoryService
         switch transport {
         case .tcp:
@@ -128,9 +148,9 @@ struct AccessoryCommand: AsyncParsableCommand {
             let keyID = daemon.keyID
             service = AccessoryService(daemon: daemon, source: daemon.tcpSource(onListening: { port in
                 if announces { LocalNetwork.announce(name: name, port: port, keyID: keyID, logger: logger) }
-            }))
+            }), internet: internet)
         case .ble:
-            service = try await bluetoothService(daemon, logger: logger)
+            service = try await bluetoothService(daemon, internet: internet, logger: logger)
         case .lan:
             preconditionFailure("validate() refuses --transport lan for the accessory")
         }
@@ -146,7 +166,7 @@ struct AccessoryCommand: AsyncParsableCommand {
     /// Each connection costs buffers and a task; past this, a deployment wants a relay, not a cap.
     static let maxConnectionsLimit = 1024
 
-    private func bluetoothService(_ daemon: AccessoryDaemon, logger: Logger) async throws -> AccessoryService {
+    private func bluetoothService(_ daemon: AccessoryDaemon, internet: (any InternetMessageSource)?, logger: Logger) async throws -> AccessoryService {
         #if canImport(NotifBridgeBLE)
         guard name.utf8.count <= GATTProfile.maxAdvertisedNameLength, !name.isEmpty else {
             throw CommandFailure("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes")
@@ -186,6 +206,7 @@ struct AccessoryCommand: AsyncParsableCommand {
             daemon: daemon,
             source: StreamLinkSource(peripheral.links, announcing: announce),
             ancs: ancs.map { BlueZANCSPort($0, logger: logger) },
+            internet: internet,
             onStop: { [agent] in
                 await agent?.stop()
                 await ancs?.stop()
@@ -195,6 +216,44 @@ struct AccessoryCommand: AsyncParsableCommand {
         #else
         throw CommandFailure("--transport ble needs BlueZ, which this build does not include (Linux only)")
         #endif
+    }
+
+    /// The relay inbox, when --relay is given; the token is read now, so a missing or empty file
+    /// stops the start with a clear message.
+    private func relaySource(logger: Logger) throws -> (any InternetMessageSource)? {
+        guard let relay, let relayId, let relayTokenFile else { return nil }
+        let token: String
+        do {
+            token = try String(contentsOfFile: relayTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw CommandFailure("cannot read --relay-token-file \(relayTokenFile): \(error.localizedDescription)")
+        }
+        guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
+            throw CommandFailure("--relay-token-file \(relayTokenFile) does not hold one token")
+        }
+        do {
+            try RelayStore.validate(accessoryID: relayId)
+        } catch {
+            throw CommandFailure("--relay-id \(relayId.debugDescription): \(error.detail)")
+        }
+        return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token), logger: logger))
+    }
+}
+
+/// The relay inbox client as the daemon's source of internet messages, its connection changes
+/// logged.
+struct RelayInboxSource: InternetMessageSource {
+    let client: RelayInboxClient
+    var name: String { "the relay inbox \(client.configuration.relay) as \(client.configuration.accessoryID)" }
+
+    func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
+        let logger = client.logger
+        await client.run(onEvent: { event in
+            switch event {
+            case .connected: logger.info("relay inbox connected")
+            case .disconnected(let reason, let retry): logger.notice("relay inbox: \(reason); connecting again in \(retry)")
+            }
+        }, receive: receive)
     }
 }
 

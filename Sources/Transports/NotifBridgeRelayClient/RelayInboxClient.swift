@@ -52,7 +52,7 @@ public struct RelayInboxClient: Sendable {
     }
 
     public let configuration: Configuration
-    let logger: Logger
+    public let logger: Logger
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -78,7 +78,6 @@ public struct RelayInboxClient: Sendable {
             if carried.value.withLock({ $0 }) { delay = configuration.minRetryDelay }
             guard !Task.isCancelled else { return }
             onEvent(.disconnected(reason: reason, retryIn: delay))
-            logger.notice("relay inbox: \(reason); connecting again in \(delay)")
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, configuration.maxRetryDelay)
         }

@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeStore
+import NotifBridgeWire
+import Synchronization
+
+/// Where the internet transport's messages come from, in order, numbered: the relay inbox
+/// client (NotifBridgeRelayClient) in the command line. `receive` returns once a message may be
+/// acknowledged, and throws when it must come again.
+public protocol InternetMessageSource: Sendable {
+    /// For the log: where the messages come from.
+    var name: String { get }
+    /// Runs until the task is cancelled.
+    func run(receive: @escaping @Sendable (_ seq: UInt64, _ message: [UInt8]) async throws -> Void) async
+}
+
+/// The internet transport on the accessory (docs/PROTOCOL.md §10–11): messages from the relay
+/// inbox are opened with the held exchange's receiving ratchet, and each event is stored with
+/// the ratchet's changes in one transaction through the alert pipeline, so it is planned, shown
+/// and alerted like one from a link. Only then is the message acknowledged to the relay.
+final class RelayRunner: Sendable {
+    let source: any InternetMessageSource
+    let store: AccessoryStore
+    let pipeline: AlertPipeline
+    let keys: KeyRing
+    let presenter: any Presenter
+    let logger: Logger
+    /// The inbox of the exchange last used, kept between messages: loading a ratchet reads up
+    /// to 50,000 kept keys. The client hands over one message at a time.
+    private let inbox = Mutex<InternetInbox?>(nil)
+
+    init(source: any InternetMessageSource, store: AccessoryStore, pipeline: AlertPipeline, keys: KeyRing, presenter: any Presenter, logger: Logger) {
+        self.source = source
+        self.store = store
+        self.pipeline = pipeline
+        self.keys = keys
+        self.presenter = presenter
+        self.logger = logger
+    }
+
+    func run() async {
+        logger.info("internet messages from \(source.name)")
+        await source.run { [self] seq, message in try receive(seq, message) }
+    }
+
+    /// Returns once the message's event is stored, or once it is known never to open (then it
+    /// is acknowledged all the same, so that it does not hold back the relay's window). Throws
+    /// when the store failed: nothing is acknowledged, and the relay sends it again.
+    func receive(_ seq: UInt64, _ message: [UInt8]) throws {
+        guard var current = try currentInbox() else {
+            logger.notice("relay message \(seq) dropped: no internet key exchange is held (an X-Wing exchange over Bluetooth or the local network makes one)")
+            return
+        }
+        defer { inbox.withLock { $0 = current } }
+        switch current.receive(message) {
+        case .deliver(let event, let changes, let index):
+            let delivery = AccessorySession.Delivery(event: event, exchangeID: current.exchangeID, featureID: "")
+            let results = pipeline.commit([delivery], opened: [(current.exchangeID, changes)])
+            if case .failure(let error) = results.first {
+                current.rolledBack()
+                throw error
+            }
+            current.committed()
+            logger.debug("relay message \(seq) (index \(index)) stored")
+        case .discard(let error, let changes, let index):
+            do {
+                try store.saveOpened(changes, exchangeID: current.exchangeID)
+            } catch {
+                current.rolledBack()
+                throw error
+            }
+            current.committed()
+            logger.warning("relay message \(seq) (index \(index)) opened but refused: \(error)")
+            presenter.present(.refused(detail: "a message from the relay: \(error)"))
+        case .refuse(let refusal):
+            logger.notice("relay message \(seq) refused: \(refusal)")
+        }
+    }
+
+    /// The inbox of the held exchange, loaded from the store when the exchange changed; nil
+    /// when no exchange with internet ratchets is held.
+    private func currentInbox() throws -> InternetInbox? {
+        guard let exchangeID = keys.snapshot.exchange?.exchangeID else { return nil }
+        // Taken out, not copied, so that opening does not copy its kept keys.
+        if let cached = inbox.withLock({ $0.take() }), cached.exchangeID == exchangeID { return cached }
+        guard let (ratchet, keyID) = try store.receivingRatchet(exchangeID: exchangeID) else { return nil }
+        return InternetInbox(ratchet: ratchet, keyID: keyID, exchangeID: exchangeID)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeRelay
+import NotifBridgeRelayClient
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+/// The relay inbox client as the daemon's source of internet messages.
+struct RelaySource: InternetMessageSource {
+    let client: RelayInboxClient
+    var name: String { "the test relay" }
+    func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
+        await client.run(receive: receive)
+    }
+}
+
+/// iPhone → relay → accessory, each a real part: the accessory daemon makes its X-Wing exchange
+/// with the simulated iPhone over its TCP link, and from then on takes messages from the relay
+/// server (on a loopback socket, SQLite) through its inbox WebSocket. The test plays the iPhone's
+/// transport extension: it seals events with the sending ratchet of the iPhone's own exports and
+/// posts them over HTTP.
+@Suite("The internet transport end to end", .timeLimit(.minutes(2)))
+struct InternetEndToEndTests {
+    static let accessoryID = "watch-1"
+    static let inbox = try! RelayToken(randomBytes: Array(repeating: 0x31, count: 32))
+    static let post = try! RelayToken(randomBytes: Array(repeating: 0x42, count: 32))
+
+    static func event(_ index: Int) throws -> [UInt8] {
+        var event = HostEvent()
+        event.sequence = UInt64(1000 + index)
+        event.event = try DataProvider.event(
+            for: .add(HostNotification(source: "com.apple.MobileSMS", id: "n\(index)", sourceName: "Messages", title: "Anna", body: "message \(index)"), .standard),
+            now: Date()
+        )
+        return WireCodec.encode(event)
+    }
+
+    static func post(_ client: some TestClientProtocol, _ message: [UInt8]) async throws {
+        let response = try await client.execute(
+            uri: "/v1/accessories/\(accessoryID)/messages", method: .post,
+            headers: [.authorization: "Bearer \(post.text)"], body: ByteBuffer(bytes: message)
+        )
+        #expect(response.status == .created)
+    }
+
+    /// Polls (every 20 ms, at most 20 s) until `condition` holds.
+    static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test("exchanged over the link, then over the relay: in order and reordered, the accessory offline and catching up, a replay and a gap past 50,000 refused, nothing alerted twice")
+    func relayPath() async throws {
+        let directory = try TemporaryDirectory("internet-e2e")
+        defer { directory.remove() }
+        let relayStore = try RelayStore(path: directory.path + "/relay.sqlite")
+        try relayStore.register(accessory: Self.accessoryID, inbox: Self.inbox, post: Self.post)
+        let server = RelayServer(store: relayStore, configuration: .init(port: 0), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await server.application().test(.live) { client in
+            let relayURL = "ws://127.0.0.1:\(try #require(client.port))"
+            let source = RelaySource(client: RelayInboxClient(
+                configuration: .init(relay: relayURL, accessoryID: Self.accessoryID, token: Self.inbox.text, minRetryDelay: .milliseconds(50)),
+                logger: Logger(label: "inbox", factory: { _ in SwiftLogNoOpLogHandler() })
+            ))
+            let state = directory.path + "/accessory"
+            var accessory = try await RunningAccessory.start(stateDirectory: state, internet: source)
+
+            // The exchange, over the TCP link; iOS keeps the HPKE sender, which exports the keys.
+            let pairing = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+                _ = try await connection.waitUntilEstablished()
+                return try #require(connection.pairing)
+            }.0
+            let chainKeys = try pairing.sender.internetChainKeys(bluetoothUUID: SimulatorIdentity.accessoryIdentifier)
+            // The iPhone computes the key ID from the public key it was offered; the accessory's
+            // store holds the same four bytes.
+            let keyID = try #require(try accessory.daemon.store.receivingRatchet(exchangeID: pairing.exchangeID)).keyID
+            var sender = try SendingRatchet(chainKey: chainKeys.hostToAccessory)
+            let messages = try (0..<6).map { try Array(sender.seal(Data(Self.event($0)), keyID: keyID).serialized) }
+
+            // In order, then 3 before 2.
+            for index in [0, 1, 3, 2] { try await Self.post(client, messages[index]) }
+            try await Self.eventually("four stored") { try accessory.daemon.store.notifications().count == 4 }
+            try await Self.eventually("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            #expect(accessory.presenter.alertCount == 4)
+
+            // The accessory is offline: the relay keeps 4, 5 and a copy of 1 until it is back.
+            await accessory.stop()
+            for index in [4, 5, 1] { try await Self.post(client, messages[index]) }
+            #expect(try relayStore.queue(of: Self.accessoryID)?.messages == 3)
+            accessory = try await RunningAccessory.start(stateDirectory: state, internet: source)
+            try await Self.eventually("six stored") { try accessory.daemon.store.notifications().count == 6 }
+            try await Self.eventually("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            #expect(accessory.presenter.alertCount == 2, "4 and 5 alert; the copy of 1 is refused, not shown again")
+
+            // A message with 50,001 skipped before it (one over the keys an accessory keeps):
+            // refused, acknowledged, nothing stored.
+            for _ in 0...InternetRatchet.maxSkippedKeys { _ = try sender.seal(Data([0]), keyID: keyID) }
+            try await Self.post(client, Array(try sender.seal(Data(Self.event(9)), keyID: keyID).serialized))
+            try await Self.eventually("the far message acknowledged") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            let stored = try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted()
+            #expect(stored == (0..<6).map { "n\($0)" })
+            await accessory.stop()
+        }
+        try relayStore.close()
+    }
+}
