@@ -57,6 +57,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
@@ -279,7 +280,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "NotifBridgeBenchmarks",
-            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore", "NotifBridgeTCP", "NotifBridgeWire", "NotifBridgeCrypto"],
+            dependencies: [
+                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeStore", "NotifBridgeTCP", "NotifBridgeWire", "NotifBridgeCrypto",
+                "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore", logging, nioCore, serviceLifecycle,
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Benchmarks/NotifBridgeBenchmarks",
             swiftSettings: swiftSettings
         ),

@@ -9,7 +9,8 @@ import NotifBridgeWire
 import Glibc
 #endif
 
-// Figures for a typical ~300-byte notification (run with `swift run -c release NotifBridgeBenchmarks`):
+// Figures for a typical ~300-byte notification (run with `swift run -c release NotifBridgeBenchmarks`;
+// the relay report is Relay.swift):
 //   1. bytes on the wire per notification, framing included, per link;
 //   2. accessory time from the last chunk to the stored record (reassembly, decrypt, decode,
 //      validate, SQLite commit), one event per transaction: wall time, which includes the
@@ -142,3 +143,4 @@ func cpuReport(_ suite: CipherSuite) throws {
 print("NotifBridge benchmarks (\(count) notifications per suite)")
 for suite in CipherSuite.allCases { try cpuReport(suite) }
 try ratchetReport()
+try await relayReport()
