@@ -18,6 +18,27 @@ struct RelayStoreTests {
         return store
     }
 
+    @Test("A batch of posts in one transaction: each admitted against what the ones before it queued, a refusal costs only itself")
+    func batch() throws {
+        let directory = try TemporaryDirectory("relay-batch")
+        defer { directory.remove() }
+        let store = try registered(directory)
+        let results = try store.postBatch([
+            ([1], "watch-1"), (Array(repeating: 9, count: 65), "watch-1"), ([2], "nobody"), ([3], "watch-1"), ([4], "watch-1"), ([5], "watch-1"),
+        ], now: now)
+        func outcome(_ result: Result<UInt64, any Error>) -> String {
+            switch result {
+            case .success(let seq): "\(seq)"
+            case .failure(let error as RelayError): error.code.rawValue
+            case .failure(let error): "\(type(of: error))"
+            }
+        }
+        // The limit is 3 messages: the third accepted fills it, the fourth is refused.
+        #expect(results.map(outcome) == ["1", "tooLarge", "UnknownAccessory", "2", "3", "queueFull"])
+        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
+        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.message) == [[1], [3], [4]])
+    }
+
     @Test("Posts are numbered, fetched in order after a number, forgotten once acknowledged, and survive a restart")
     func lifecycle() throws {
         let directory = try TemporaryDirectory("relay")

@@ -95,6 +95,22 @@ struct RelayServerTests {
         }
     }
 
+    @Test("posts at once share transactions: each gets its own number or its own refusal, the queue exactly at its limit")
+    func concurrentPosts() async throws {
+        let directory = try TemporaryDirectory("relay-concurrent")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite", limits: RelayLimits(maxQueuedMessages: 40)) { store, client in
+            let responses = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for index in 0..<41 { group.addTask { try await Self.post(client, [UInt8(index)]) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let created = responses.filter { $0.status == .created }.map { String(buffer: $0.body) }
+            #expect(Set(created) == Set((1...40).map { #"{"seq":\#($0)}"# }))
+            #expect(responses.filter { $0.status == .tooManyRequests }.count == 1)
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 40, bytes: 40))
+        }
+    }
+
     @Test("the inbox delivers in order, live posts too; an ack forgets; what is not acked comes first next time")
     func inboxDeliversAndForgets() async throws {
         let directory = try TemporaryDirectory("relay-inbox")

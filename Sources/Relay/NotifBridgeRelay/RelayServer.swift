@@ -38,6 +38,7 @@ public struct RelayServer: Sendable {
     public let store: RelayStore
     public let configuration: Configuration
     let hub = InboxHub()
+    let committer: PostCommitter
     let logger: Logger
     let now: @Sendable () -> Date
 
@@ -46,6 +47,7 @@ public struct RelayServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
+        committer = PostCommitter(store: store, now: now)
     }
 
     /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
@@ -111,7 +113,7 @@ public struct RelayServer: Sendable {
         let message = body.readBytes(length: body.readableBytes) ?? []
         let seq: UInt64
         do {
-            seq = try store.post(message, to: id, now: now())
+            seq = try await committer.post(message, to: id)
         } catch let error as RelayError {
             logger.notice("post refused", metadata: ["accessory": "\(id)", "code": "\(error.code.rawValue)", "bytes": "\(message.count)"])
             throw HTTPError(error.httpStatus, message: error.detail)

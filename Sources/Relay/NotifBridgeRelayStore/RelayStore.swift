@@ -98,22 +98,36 @@ public final class RelayStore: Sendable {
     /// Queues a message for an accessory and returns its number; refuses it, keeping everything
     /// that waits, when a limit says so (`RelayAdmission`).
     public func post(_ message: [UInt8], to id: String, now: Date) throws -> UInt64 {
+        try postBatch([(message, id)], now: now)[0].get()
+    }
+
+    /// Queues several posts in one transaction, so one fsync for all of them (group commit);
+    /// each is admitted or refused on its own, against the queue as the posts before it in the
+    /// batch left it. A failure of the database itself fails the whole batch (thrown).
+    public func postBatch(_ posts: [(message: [UInt8], accessoryID: String)], now: Date) throws -> [Result<UInt64, any Error>] {
         try database.write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT next_seq, queued_messages, queued_bytes FROM accessory WHERE id = ?", arguments: [id]) else {
-                throw UnknownAccessory(id: id)
+            try posts.map { post in
+                guard let row = try Row.fetchOne(db, sql: "SELECT next_seq, queued_messages, queued_bytes FROM accessory WHERE id = ?", arguments: [post.accessoryID]) else {
+                    return .failure(UnknownAccessory(id: post.accessoryID))
+                }
+                let seq: Int64 = row["next_seq"]
+                let expires: Date
+                do {
+                    expires = try RelayAdmission.admit(
+                        length: post.message.count, to: .init(messages: row["queued_messages"], bytes: row["queued_bytes"]), now: now, limits: limits)
+                } catch {
+                    return .failure(error)
+                }
+                try db.execute(
+                    sql: "INSERT INTO message (accessory_id, seq, body, expires_at) VALUES (?, ?, ?, ?)",
+                    arguments: [post.accessoryID, seq, Data(post.message), expires.timeIntervalSince1970]
+                )
+                try db.execute(
+                    sql: "UPDATE accessory SET next_seq = next_seq + 1, queued_messages = queued_messages + 1, queued_bytes = queued_bytes + ? WHERE id = ?",
+                    arguments: [post.message.count, post.accessoryID]
+                )
+                return .success(UInt64(seq))
             }
-            let seq: Int64 = row["next_seq"]
-            let expires = try RelayAdmission.admit(
-                length: message.count, to: .init(messages: row["queued_messages"], bytes: row["queued_bytes"]), now: now, limits: limits)
-            try db.execute(
-                sql: "INSERT INTO message (accessory_id, seq, body, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [id, seq, Data(message), expires.timeIntervalSince1970]
-            )
-            try db.execute(
-                sql: "UPDATE accessory SET next_seq = next_seq + 1, queued_messages = queued_messages + 1, queued_bytes = queued_bytes + ? WHERE id = ?",
-                arguments: [message.count, id]
-            )
-            return UInt64(seq)
         }
     }
 
