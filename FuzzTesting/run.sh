@@ -3,11 +3,12 @@
 # a single worker, then prints a table: harness, executions, seconds, executions per second,
 # crashes. Exits 1 if any harness crashed, hung or ran out of memory.
 #
-#   FuzzTesting/run.sh HARNESS|all [--runs N] [--seconds S] [--release] [-- LIBFUZZER_ARGS...]
+#   FuzzTesting/run.sh HARNESS|all [--runs N] [--seconds S] [--release] [--build-only] [-- LIBFUZZER_ARGS...]
 #
 # HARNESS is a target name (reassembler, stream-decoder, session, ledger, control, apns,
 # scenario, policy, ancs, ratchet). --runs and --seconds bound each harness (whichever comes first); with
-# neither, a harness runs until it finds something. --release builds with -c release.
+# neither, a harness runs until it finds something. --release builds with -c release;
+# --build-only builds and stops (CI builds beside its VM step).
 # FUZZ_BUILD_JOBS sets the build's -j (default: SwiftPM's). Each harness grows its corpus in
 # .build/fuzz/<harness>/corpus, seeded from Corpus/<harness>; a crash input is written to
 # .build/fuzz/<harness>/artifacts/ and belongs in Tests/Regressions/<harness>/ once fixed.
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 all=(reassembler stream-decoder session ledger control apns scenario policy ancs ratchet)
-usage() { echo "usage: $0 HARNESS|all [--runs N] [--seconds S] [--release] [-- LIBFUZZER_ARGS...]" >&2; exit 2; }
+usage() { echo "usage: $0 HARNESS|all [--runs N] [--seconds S] [--release] [--build-only] [-- LIBFUZZER_ARGS...]" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 case "$1" in
@@ -23,12 +24,13 @@ case "$1" in
     *) [[ " ${all[*]} " == *" $1 "* ]] || usage; harnesses=("$1") ;;
 esac
 shift
-limits=() configuration=debug
+limits=() configuration=debug build_only=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --runs) [[ $# -ge 2 ]] || usage; limits+=("-runs=$2"); shift 2 ;;
         --seconds) [[ $# -ge 2 ]] || usage; limits+=("-max_total_time=$2"); shift 2 ;;
         --release) configuration=release; shift ;;
+        --build-only) build_only=1; shift ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -45,6 +47,7 @@ started=$(date +%s)
 mkdir -p .build/fuzz
 "${build[@]}" >.build/fuzz/build.log 2>&1 || { tail -40 .build/fuzz/build.log; exit 1; }
 echo "   built in $(( $(date +%s) - started )) s"
+[[ $build_only == 1 ]] && exit 0
 bin=$("${build[@]}" --show-bin-path)
 
 # Harness name → executable (FuzzTesting/Package.swift) and the largest input worth trying.
