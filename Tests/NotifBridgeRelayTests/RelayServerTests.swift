@@ -204,23 +204,30 @@ struct RelayServerTests {
         }
     }
 
+    /// An inbox that reads until the relay closes it (the task's value is the close frame);
+    /// `delivered` yields once per frame.
+    static func openInbox(_ client: some TestClientProtocol) throws -> (Task<WebSocketCloseFrame?, any Error>, AsyncStream<Void>) {
+        let port = try #require(client.port)
+        let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/v1/accessories/\(accessory)/inbox",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(inbox.text)"]),
+                logger: Logger(label: "inbox-test")
+            ) { inbound, _, _ in
+                for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
+            }
+        }
+        return (reader, delivered)
+    }
+
     @Test("the relay stops with an inbox open: the accessory hears a close")
     func stopWithAnOpenInbox() async throws {
         let directory = try TemporaryDirectory("relay-stop")
         defer { directory.remove() }
         let reader = try await Self.withRelay(at: directory.path + "/relay.sqlite") { _, client in
             _ = try await Self.post(client, [1])
-            let port = try #require(client.port)
-            let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
-            let reader = Task {
-                try await WebSocketClient.connect(
-                    url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
-                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
-                    logger: Logger(label: "inbox-test")
-                ) { inbound, _, _ in
-                    for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
-                }
-            }
+            let (reader, delivered) = try Self.openInbox(client)
             // Open and delivering: the relay now stops with the inbox open.
             for await _ in delivered { break }
             return reader
@@ -235,17 +242,7 @@ struct RelayServerTests {
         defer { directory.remove() }
         try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
             _ = try await Self.post(client, [1])
-            let port = try #require(client.port)
-            let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
-            let older = Task {
-                try await WebSocketClient.connect(
-                    url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
-                    configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
-                    logger: Logger(label: "inbox-test")
-                ) { inbound, _, _ in
-                    for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
-                }
-            }
+            let (older, delivered) = try Self.openInbox(client)
             for await _ in delivered { break }
             let frames = try await Self.readInbox(client, count: 1) { _ in [1] }
             #expect(frames == [.deliver(seq: 1, message: [1])])
