@@ -19,9 +19,6 @@ public final class RelayStore: Sendable {
         public var description: String { "no accessory \(id) is registered with this relay" }
     }
 
-    /// An accessory's name in URLs and logs: 1 to 64 of A–Z, a–z, 0–9, '-' and '_'.
-    public static let maxAccessoryIDLength = 64
-
     let database: DatabasePool
     public let limits: RelayLimits
 
@@ -63,12 +60,9 @@ public final class RelayStore: Sendable {
         return migrator
     }
 
+    /// ``RelayAccessoryID/validate(_:)``, which the store applies to every ID it is given.
     public static func validate(accessoryID id: String) throws(RelayError) {
-        guard (1...maxAccessoryIDLength).contains(id.utf8.count),
-              id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || $0 == 0x2d || $0 == 0x5f })
-        else {
-            throw RelayError(.malformed, "an accessory ID is 1 to \(maxAccessoryIDLength) of A–Z, a–z, 0–9, '-' and '_'")
-        }
+        try RelayAccessoryID.validate(id)
     }
 
     /// Registers an accessory with the digests of its two tokens; registering it again replaces

@@ -8,7 +8,6 @@ import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeRelayClient
 import NotifBridgeRelayCore
-import NotifBridgeRelayStore
 import NotifBridgeTCP
 import NotifBridgeWire
 #if canImport(NotifBridgeBLE)
@@ -232,7 +231,7 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw CommandFailure("--relay-token-file \(relayTokenFile) does not hold one token")
         }
         do {
-            try RelayStore.validate(accessoryID: relayId)
+            try RelayAccessoryID.validate(relayId)
         } catch {
             throw CommandFailure("--relay-id \(relayId.debugDescription): \(error.detail)")
         }

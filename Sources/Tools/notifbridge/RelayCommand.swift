@@ -71,7 +71,7 @@ struct RelayCommand: AsyncParsableCommand {
 
         func run() throws {
             do {
-                try RelayStore.validate(accessoryID: accessory)
+                try RelayAccessoryID.validate(accessory)
             } catch {
                 throw CommandFailure("accessory ID \(accessory.debugDescription): \(error.detail)")
             }
