@@ -151,7 +151,7 @@ public final class AccessoryDaemon: Sendable {
                         group.addTask { await self.ancs.run(port) }
                     }
                     if let internet {
-                        let relay = RelayRunner(source: internet, store: store, pipeline: pipeline, keys: keys, presenter: presenter, logger: logger)
+                        let relay = RelayRunner(source: internet, store: store, pipeline: pipeline, keys: keys, presenter: presenter, logger: logger, gate: gate)
                         group.addTask { await relay.run() }
                     }
                     group.addTask { try await self.runSummaries() }

@@ -27,17 +27,24 @@ final class RelayRunner: Sendable {
     let keys: KeyRing
     let presenter: any Presenter
     let logger: Logger
+    /// Rations the per-message lines: whoever holds a post token can send any number of
+    /// messages that do not open.
+    let gate: LogGate
     /// The inbox of the exchange last used, kept between messages: loading a ratchet reads up
     /// to 50,000 kept keys. The client hands over one message at a time.
     private let inbox = Mutex<InternetInbox?>(nil)
 
-    init(source: any InternetMessageSource, store: AccessoryStore, pipeline: AlertPipeline, keys: KeyRing, presenter: any Presenter, logger: Logger) {
+    /// The origin under which the log gate rations this transport's lines.
+    static let origin = "the relay"
+
+    init(source: any InternetMessageSource, store: AccessoryStore, pipeline: AlertPipeline, keys: KeyRing, presenter: any Presenter, logger: Logger, gate: LogGate) {
         self.source = source
         self.store = store
         self.pipeline = pipeline
         self.keys = keys
         self.presenter = presenter
         self.logger = logger
+        self.gate = gate
     }
 
     func run() async {
@@ -50,7 +57,9 @@ final class RelayRunner: Sendable {
     /// when the store failed: nothing is acknowledged, and the relay sends it again.
     func receive(_ seq: UInt64, _ message: [UInt8]) throws {
         guard var current = try currentInbox() else {
-            logger.notice("relay message \(seq) dropped: no internet key exchange is held (an X-Wing exchange over Bluetooth or the local network makes one)")
+            gate.pass(Self.origin) {
+                logger.notice("relay message \(seq) dropped: no internet key exchange is held (an X-Wing exchange over Bluetooth or the local network makes one)")
+            }
             return
         }
         defer { inbox.withLock { $0 = current } }
@@ -72,10 +81,12 @@ final class RelayRunner: Sendable {
                 throw error
             }
             current.committed()
-            logger.warning("relay message \(seq) (index \(index)) opened but refused: \(error)")
-            presenter.present(.refused(detail: "a message from the relay: \(error)"))
+            gate.pass(Self.origin) {
+                logger.warning("relay message \(seq) (index \(index)) opened but refused: \(error)")
+                presenter.present(.refused(detail: "a message from the relay: \(error)"))
+            }
         case .refuse(let refusal):
-            logger.notice("relay message \(seq) refused: \(refusal)")
+            gate.pass(Self.origin) { logger.notice("relay message \(seq) refused: \(refusal)") }
         }
     }
 
