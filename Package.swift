@@ -115,7 +115,7 @@ let package = Package(
         // The SQLite store (GRDB) and the 0600 key file.
         .target(
             name: "NotifBridgeStore",
-            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeWire", "NotifBridgeCrypto", grdb],
+            dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeFiles", grdb],
             path: "Sources/Accessory/NotifBridgeStore",
             swiftSettings: swiftSettings
         ),
@@ -153,7 +153,7 @@ let package = Package(
             name: "NotifBridgeHost",
             dependencies: [
                 "NotifBridgeHostCore", "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
-                "NotifBridgeHooks", nioCore, logging,
+                "NotifBridgeHooks", "NotifBridgeFiles", nioCore, logging,
             ],
             path: "Sources/Phone/NotifBridgeHost",
             swiftSettings: swiftSettings
@@ -200,7 +200,8 @@ let package = Package(
         ),
 
         // The accessory's side of its relay inbox: a WebSocket (swift-websocket's client, TLS
-        // through NIOSSL for wss://), reconnecting, acking what it has stored.
+        // through NIOSSL for wss://), reconnecting, acking what it has stored; and the iPhone's
+        // transport extension posting to the relay (async-http-client).
         .target(
             name: "NotifBridgeRelayClient",
             dependencies: [
@@ -208,6 +209,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Sources/Transports/NotifBridgeRelayClient",
             swiftSettings: swiftSettings
@@ -233,6 +236,12 @@ let package = Package(
             name: "NotifBridgeHooks",
             dependencies: [subprocess, systemPackage],
             path: "Sources/Tools/NotifBridgeHooks",
+            swiftSettings: swiftSettings
+        ),
+        // Files replaced atomically and fsynced: the accessory's key, the iPhone's ratchet state.
+        .target(
+            name: "NotifBridgeFiles",
+            path: "Sources/Tools/NotifBridgeFiles",
             swiftSettings: swiftSettings
         ),
         // The notification corpus, embedded from Fixtures/corpus (the files the tests read) so
@@ -367,7 +376,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostTests",
-            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

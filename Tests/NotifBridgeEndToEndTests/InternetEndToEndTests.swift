@@ -119,3 +119,92 @@ struct InternetEndToEndTests {
         try relayStore.close()
     }
 }
+
+/// A relay server on a loopback port, in this process, that can be stopped and started again on
+/// the same port and database file (a restart, as far as its clients can tell).
+struct RunningRelay {
+    let store: RelayStore
+    let port: Int
+    let task: Task<Void, any Error>
+
+    static func start(path: String, port: Int = 0) async throws -> RunningRelay {
+        let store = try RelayStore(path: path)
+        let server = RelayServer(store: store, configuration: .init(port: port), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { continuation.yield($0) }).run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else { throw PhoneFailure(description: "the relay did not start") }
+        return RunningRelay(store: store, port: bound, task: task)
+    }
+
+    func stop() async throws {
+        task.cancel()
+        _ = await task.result
+        try store.close()
+    }
+}
+
+/// The simulated iPhone's own internet transport: the keys of the exchange it made over the
+/// link saved to its pairing file, each event sealed, saved, then posted by the relay client.
+@Suite("The iPhone's internet transport end to end", .timeLimit(.minutes(2)))
+struct PhoneInternetTransportTests {
+    static func add(_ index: Int) -> HostOperation {
+        .add(HostNotification(source: "com.apple.MobileSMS", id: "p\(index)", sourceName: "Messages", title: "Anna", body: "message \(index)"), .standard)
+    }
+
+    @Test("posts through the relay; the relay restarts meanwhile: the post in between fails and burns its key, the rest arrive once")
+    func relayRestart() async throws {
+        let directory = try TemporaryDirectory("phone-internet")
+        defer { directory.remove() }
+        let relayPath = directory.path + "/relay.sqlite"
+        var relay = try await RunningRelay.start(path: relayPath)
+        try relay.store.register(accessory: InternetEndToEndTests.accessoryID, inbox: InternetEndToEndTests.inbox, post: InternetEndToEndTests.post)
+        let port = relay.port
+        let source = RelaySource(client: RelayInboxClient(
+            configuration: .init(relay: "ws://127.0.0.1:\(port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text, minRetryDelay: .milliseconds(50), maxRetryDelay: .milliseconds(200)),
+            logger: Logger(label: "inbox", factory: { _ in SwiftLogNoOpLogHandler() })
+        ))
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
+
+        // The exchange over the link; the iPhone saves its internet keys as `phone --internet-pairing` does.
+        let (sent, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+            _ = try await connection.waitUntilEstablished()
+            let sequence = try connection.send(Self.add(0))
+            _ = try await connection.waitForReceipts([sequence])
+            return sequence
+        }
+        #expect(sent == 1)
+        let file = InternetPairingFile(path: directory.path + "/pairing.json")
+        let pairing = try #require(session.pairing)
+        try file.save(try #require(try InternetPairing(pairing, configuration: session.configuration, nextSequence: session.forwarder.nextSequence)))
+
+        let client = RelayPostClient(configuration: .init(relay: "http://127.0.0.1:\(port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.post.text, timeout: .seconds(5)))
+        let transport = try InternetTransport(file: file) { message throws(AccessoryMessageError) in
+            do throws(RelayPostClient.Failure) {
+                _ = try await client.post(message)
+            } catch {
+                throw .transportUnavailable
+            }
+        }
+        #expect(try await transport.send(Self.add(1)) == 2)
+        #expect(try await transport.send(Self.add(2)) == 3)
+        try await InternetEndToEndTests.eventually("three stored") { try accessory.daemon.store.notifications().count == 3 }
+
+        // The relay goes away: the post fails, and its index is used up on disk all the same.
+        try await relay.stop()
+        await #expect(throws: AccessoryMessageError.transportUnavailable) { try await transport.send(Self.add(3)) }
+        #expect(try file.load()?.sending.nextIndex == 3)
+
+        // Back on the same port and file: the next post lands, the accessory's inbox reconnects,
+        // and the message after the burnt index opens (its key was kept as skipped).
+        relay = try await RunningRelay.start(path: relayPath, port: port)
+        #expect(try await transport.send(Self.add(4)) == 5)
+        try await InternetEndToEndTests.eventually("four stored") { try accessory.daemon.store.notifications().count == 4 }
+        try await InternetEndToEndTests.eventually("the relay's queue drained") { try relay.store.queue(of: InternetEndToEndTests.accessoryID)?.messages == 0 }
+        let stored = try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted()
+        #expect(stored == ["p0", "p1", "p2", "p4"])
+        #expect(accessory.presenter.alertCount == 4)
+        await accessory.stop()
+        try await relay.stop()
+    }
+}

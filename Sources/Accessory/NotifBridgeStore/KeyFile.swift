@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeFiles
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -62,33 +63,16 @@ public struct KeyFile: AccessoryKeyStore {
         }
     }
 
-    /// Replaces the key file atomically: a 0600 temporary file, fsync, rename, then fsync of the
-    /// directory, without which a power cut can lose the rename and bring back the old key (or no
-    /// key) after the accessory has told the iPhone about the new one.
+    /// Replaces the key file atomically (``DurableFile/replace(_:with:)``): a power cut must not
+    /// bring back the old key (or no key) after the accessory has told the iPhone about the new one.
     public func save(_ key: AccessoryPrivateKey) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let bytes = try encoder.encode(Contents(format: 1, suite: key.suite, secret: key.secretRepresentation))
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw Failure.writeFailed(path: temporary, reason: String(cString: strerror(errno))) }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0 else {
-            unlink(temporary)
-            throw Failure.writeFailed(path: temporary, reason: "short write or fsync failure")
+        do {
+            try DurableFile.replace(path, with: bytes)
+        } catch {
+            throw Failure.writeFailed(path: error.path, reason: error.reason)
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw Failure.writeFailed(path: path, reason: reason)
-        }
-        let folder = (path as NSString).deletingLastPathComponent
-        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY)
-        guard directory >= 0 else { throw Failure.writeFailed(path: path, reason: "cannot open its directory to sync the rename: \(String(cString: strerror(errno)))") }
-        defer { close(directory) }
-        guard fsync(directory) == 0 else { throw Failure.writeFailed(path: path, reason: "fsync of its directory failed: \(String(cString: strerror(errno)))") }
     }
 }

@@ -34,8 +34,16 @@ public struct HostSession: Sendable {
     /// What iOS keeps after an exchange: the HPKE sender whose exports key every message.
     public struct Pairing: Sendable {
         public var accessoryKeyID: Data
+        /// The accessory's public key as offered: its hash names the internet keys (§11.2).
+        public var accessoryPublicKey: Data
         public var sender: SenderSession
         public var exchangeID: UInt64 { sender.parameters.exchangeID }
+
+        public init(accessoryKeyID: Data, accessoryPublicKey: Data, sender: SenderSession) {
+            self.accessoryKeyID = accessoryKeyID
+            self.accessoryPublicKey = accessoryPublicKey
+            self.sender = sender
+        }
     }
 
     public typealias Receipt = NotificationsForwarder.Receipt
@@ -136,7 +144,7 @@ public struct HostSession: Sendable {
         } catch {
             return [.close(reason: "cannot encapsulate to the offered key: \(error)")]
         }
-        candidate = Pairing(accessoryKeyID: offer.keyID, sender: sender)
+        candidate = Pairing(accessoryKeyID: offer.keyID, accessoryPublicKey: publicKey.key, sender: sender)
         let parameters = sender.parameters
         let answer = SecurityMessage(keyType: .encapsulatedKey, cipherSuite: parameters.cipherSuite, version: parameters.version, key: parameters.encapsulatedKey, identifier: parameters.identifier)
         return [.send(try security.encapsulatedKey(answer))]

@@ -98,6 +98,9 @@ struct AccessoryCommand: AsyncParsableCommand {
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
+        guard transport != .internet else {
+            throw ValidationError("--transport internet is the iPhone's; the accessory takes internet messages from a relay with --relay, beside its link")
+        }
         if let pairable {
             guard transport == .ble else { throw ValidationError("--pairable needs --transport ble") }
             #if canImport(NotifBridgeBLE)
@@ -150,8 +153,8 @@ struct AccessoryCommand: AsyncParsableCommand {
             }), internet: internet)
         case .ble:
             service = try await bluetoothService(daemon, internet: internet, logger: logger)
-        case .lan:
-            preconditionFailure("validate() refuses --transport lan for the accessory")
+        case .lan, .internet:
+            preconditionFailure("validate() refuses --transport \(transport) for the accessory")
         }
         // SIGTERM (systemd, kill) and SIGINT (Ctrl-C) stop gracefully: what was read is committed
         // and acknowledged before the process exits.
@@ -221,20 +224,8 @@ struct AccessoryCommand: AsyncParsableCommand {
     /// stops the start with a clear message.
     private func relaySource(logger: Logger) throws -> (any InternetMessageSource)? {
         guard let relay, let relayId, let relayTokenFile else { return nil }
-        let token: String
-        do {
-            token = try String(contentsOfFile: relayTokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        } catch {
-            throw CommandFailure("cannot read --relay-token-file \(relayTokenFile): \(error.localizedDescription)")
-        }
-        guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
-            throw CommandFailure("--relay-token-file \(relayTokenFile) does not hold one token")
-        }
-        do {
-            try RelayAccessoryID.validate(relayId)
-        } catch {
-            throw CommandFailure("--relay-id \(relayId.debugDescription): \(error.detail)")
-        }
+        let token = try RelayCredentials.token(file: relayTokenFile)
+        try RelayCredentials.check(id: relayId)
         return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token), logger: logger))
     }
 }
@@ -273,4 +264,33 @@ enum LinkTransport: String, ExpressibleByArgument, CaseIterable {
     case tcp, ble
     /// The phone only: TCP to an accessory found with DNS-SD.
     case lan
+    /// The phone only: sealed with the internet ratchet and posted to a relay.
+    case internet
+}
+
+/// What the accessory and the iPhone are given to reach a relay: an accessory ID and a token in
+/// a file (the inbox token on the accessory, the post token on the iPhone).
+enum RelayCredentials {
+    /// The token in `file`, read now, so that a missing or empty file stops the start with a
+    /// clear message.
+    static func token(file: String) throws -> String {
+        let token: String
+        do {
+            token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw CommandFailure("cannot read --relay-token-file \(file): \(error.localizedDescription)")
+        }
+        guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
+            throw CommandFailure("--relay-token-file \(file) does not hold one token")
+        }
+        return token
+    }
+
+    static func check(id: String) throws {
+        do {
+            try RelayAccessoryID.validate(id)
+        } catch {
+            throw CommandFailure("--relay-id \(id.debugDescription): \(error.detail)")
+        }
+    }
 }

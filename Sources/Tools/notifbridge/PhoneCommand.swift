@@ -4,6 +4,7 @@ import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeHost
 import NotifBridgeHostCore
+import NotifBridgeRelayClient
 import NotifBridgeTCP
 import NotifBridgeWire
 import Logging
@@ -32,13 +33,59 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "Accessory address.") var host: String = "127.0.0.1"
     @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
     @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
-    @Option(help: "tcp (the development link), ble (a BlueZ GATT central) or lan (TCP to an accessory found with DNS-SD, X-Wing only); ble and lan on Linux.") var transport: LinkTransport = .tcp
+    @Option(help: "tcp (the development link), ble (a BlueZ GATT central), lan (TCP to an accessory found with DNS-SD, X-Wing only; Linux) or internet (posted to a relay; forward only).") var transport: LinkTransport = .tcp
     @Option(help: "Seconds to browse the local network, for --transport lan.") var discoveryTimeout: Double = 5
     @Option(help: "With --transport lan, the DNS-SD instance name to connect to.") var serviceName: String?
     @Option(help: "With --transport lan, the key ID (16 hex digits) of the accessory to connect to.") var keyID: String?
     @Option(help: "Bluetooth adapter to scan and connect with, for --transport ble.") var adapter: String = "hci0"
     @Option(help: "Seconds to find and connect to the accessory over Bluetooth.") var bleTimeout: Double = 60
     @Flag(help: "Write chunks as write commands (without response) over Bluetooth.") var withoutResponse = false
+    @Option(help: "The iPhone's internet keys (a 0600 JSON file): saved here after an X-Wing exchange over a link, read by --transport internet.")
+    var internetPairing: String?
+    @Option(help: "With --transport internet, the relay: http://HOST:PORT or https://HOST.") var relay: String?
+    @Option(help: "With --transport internet, the accessory's ID at the relay.") var relayId: String?
+    @Option(help: "With --transport internet, a file holding the accessory's post token at the relay.") var relayTokenFile: String?
+
+    func validate() throws {
+        let relayOptions = [relay, relayId, relayTokenFile].compactMap { $0 }
+        if transport == .internet {
+            guard relayOptions.count == 3, internetPairing != nil else {
+                throw ValidationError("--transport internet needs --relay, --relay-id, --relay-token-file and --internet-pairing")
+            }
+        } else if !relayOptions.isEmpty {
+            throw ValidationError("--relay, --relay-id and --relay-token-file are for --transport internet")
+        }
+    }
+
+    /// Saves the internet keys of the exchange `session` completed, if --internet-pairing asks.
+    func saveInternetPairing(from session: HostSession) throws {
+        guard let internetPairing, transport != .internet else { return }
+        guard let pairing = session.pairing else { throw CommandFailure("no key exchange completed; nothing saved to --internet-pairing") }
+        guard let keys = try InternetPairing(pairing, configuration: session.configuration, nextSequence: session.forwarder.nextSequence) else {
+            throw CommandFailure("the exchange used P-256; the internet transport takes X-Wing only (--suite xwing)")
+        }
+        try InternetPairingFile(path: internetPairing).save(keys)
+    }
+
+    /// The internet transport: the pairing saved by an earlier exchange, posting to the relay.
+    func internetTransport() throws -> InternetTransport {
+        guard let internetPairing, let relay, let relayId, let relayTokenFile else {
+            throw CommandFailure("--transport internet needs --relay, --relay-id, --relay-token-file and --internet-pairing")
+        }
+        try RelayCredentials.check(id: relayId)
+        let client = RelayPostClient(configuration: .init(relay: relay, accessoryID: relayId, token: try RelayCredentials.token(file: relayTokenFile)))
+        return try InternetTransport(file: InternetPairingFile(path: internetPairing)) { message throws(AccessoryMessageError) in
+            do throws(RelayPostClient.Failure) {
+                _ = try await client.post(message)
+            } catch {
+                FileHandle.standardError.write(Data("notifbridge: \(error)\n".utf8))
+                switch error {
+                case .busy: throw .transportFailed
+                case .unreachable, .refused: throw .transportUnavailable
+                }
+            }
+        }
+    }
 
     var session: HostSession { session(suites: suite) }
 
@@ -52,6 +99,8 @@ struct PhoneTarget: ParsableArguments {
         _ body: @Sendable (PhoneConnection) async throws -> T
     ) async throws -> (T, HostSession) {
         switch transport {
+        case .internet:
+            throw CommandFailure("--transport internet carries no link (no receipts, no key exchange): use it with phone forward")
         case .tcp:
             return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
         case .lan:
@@ -135,11 +184,34 @@ struct Forward: AsyncParsableCommand {
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
         let printer = PhonePrinter()
-        let summary = try await target.connect(onEvent: printer.print) { connection in
+        if target.transport == .internet {
+            try await post(operations, printer: printer)
+            return
+        }
+        let (summary, session) = try await target.connect(onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: linger, timeout: .milliseconds(Int64(timeout * 1000)))
-        }.0
+        }
         printer.line(summary.description)
+        try target.saveInternetPairing(from: session)
         if summary.acknowledged < summary.sent { throw ExitCode(1) }
+    }
+
+    /// Over the internet each event is sealed, saved and posted; the receipts would come back as
+    /// pushes, so the relay's acceptance is what is reported.
+    private func post(_ operations: [HostOperation], printer: PhonePrinter) async throws {
+        let transport = try target.internetTransport()
+        var posted = 0
+        for operation in operations {
+            do {
+                let sequence = try await transport.send(operation)
+                posted += 1
+                printer.line("posted \(operation.summaryLine) as #\(sequence) to the relay (message index \(transport.pairing.sending.nextIndex - 1))")
+            } catch let error as AccessoryMessageError {
+                printer.line("not posted: \(operation.summaryLine) (\(error))")
+            }
+        }
+        printer.line("\(posted) of \(operations.count) posted to the relay")
+        if posted < operations.count { throw ExitCode(1) }
     }
 
     private func loadOperations() throws -> [HostOperation] {

@@ -113,6 +113,8 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
                 let found = try await LocalNetwork.discover(seconds: target.discoveryTimeout, name: target.serviceName, keyID: target.keyID)
                 return PhoneEndpoint.tcp(host: found.host, port: found.port)
             }()
+        case .internet:
+            throw CommandFailure("a scenario needs a link that carries receipts: --transport tcp, lan or ble")
         case .ble:
             #if canImport(NotifBridgeBLE)
             .link(try await target.openBluetoothLink().link)

@@ -1,0 +1,97 @@
+import Foundation
+import NotifBridgeFiles
+import NotifBridgeHostCore
+import Synchronization
+
+/// The simulated iPhone's keychain entry for the internet transport: an ``InternetPairing`` as
+/// JSON in a 0600 file, replaced atomically and fsynced each time it changes, because a message
+/// key must never be used twice: the state after a seal is on disk before the message leaves.
+public struct InternetPairingFile: Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// The pairing, or nil when no X-Wing exchange has been saved here yet.
+    public func load() throws(Failure) -> InternetPairing? {
+        let mode: UInt16?
+        do {
+            mode = try DurableFile.mode(path)
+        } catch {
+            throw Failure(description: "cannot read the internet pairing \(path): \(error.reason)")
+        }
+        guard let mode else { return nil }
+        guard mode & 0o077 == 0 else {
+            throw Failure(description: "the internet pairing \(path) has mode \(String(mode, radix: 8)); it holds keys and must be 600 (chmod 600 \(path))")
+        }
+        let pairing: InternetPairing
+        do {
+            pairing = try JSONDecoder().decode(InternetPairing.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw Failure(description: "\(path) is not an internet pairing saved by the simulated iPhone: \(error)")
+        }
+        guard pairing.keyID.count == 4, pairing.sending.chainKey.count == 32, pairing.receiving.chainKey.count == 32 else {
+            throw Failure(description: "the internet pairing \(path) has a key ID or chain key of the wrong length")
+        }
+        return pairing
+    }
+
+    public func save(_ pairing: InternetPairing) throws(Failure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let bytes: Data
+        do {
+            bytes = try encoder.encode(pairing)
+        } catch {
+            throw Failure(description: "cannot encode the internet pairing: \(error)")
+        }
+        do {
+            try DurableFile.replace(path, with: bytes)
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+}
+
+/// The system's internet transport for events (docs/PROTOCOL.md §11): each operation is sealed
+/// with the next ratchet key, the new state is saved, and only then is the message handed to
+/// `post` (the transport extension's upload to the relay). A post that fails has used its key
+/// and sequence number all the same; the event is sent again, under its number, by whichever
+/// transport comes next, and the accessory's ledger stores it once.
+public final class InternetTransport: Sendable {
+    public typealias Post = @Sendable (Data) async throws(AccessoryMessageError) -> Void
+
+    private let file: InternetPairingFile
+    private let post: Post
+    private let sender: Mutex<InternetSender>
+
+    /// - Throws: when the file cannot be read, or holds no pairing yet.
+    public init(file: InternetPairingFile, post: @escaping Post) throws(InternetPairingFile.Failure) {
+        guard let pairing = try file.load() else {
+            throw InternetPairingFile.Failure(description: "no internet pairing in \(file.path): make an X-Wing key exchange over a link first, saving it with --internet-pairing")
+        }
+        self.file = file
+        self.post = post
+        sender = Mutex(InternetSender(pairing: pairing))
+    }
+
+    public var pairing: InternetPairing { sender.withLock { $0.pairing } }
+
+    /// Seals, saves and posts one operation; returns its sequence number once the relay took it.
+    public func send(_ operation: HostOperation, now: Date = Date()) async throws -> UInt64 {
+        let sealed = try sender.withLock { sender in
+            var next = sender
+            let sealed = try next.seal(operation, now: now)
+            try file.save(next.pairing)
+            sender = next
+            return sealed
+        }
+        try await post(sealed.message)
+        return sealed.sequence
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small files that must survive a power cut as either the old or the new contents: the
+/// accessory's key, the iPhone's internet ratchet state.
+public enum DurableFile {
+    public struct WriteFailure: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "cannot write \(path): \(reason)" }
+    }
+
+    /// Replaces the file at `path` atomically: a 0600 temporary file beside it, fsync, rename,
+    /// then fsync of the directory, without which a power cut can lose the rename and bring the
+    /// old contents back after they were reported replaced.
+    public static func replace(_ path: String, with bytes: some DataProtocol) throws(WriteFailure) {
+        let contents = Data(bytes)
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw WriteFailure(path: temporary, reason: lastError()) }
+        let written = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == contents.count, synced == 0 else {
+            unlink(temporary)
+            throw WriteFailure(path: temporary, reason: "short write or fsync failure")
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = lastError()
+            unlink(temporary)
+            throw WriteFailure(path: path, reason: reason)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw WriteFailure(path: path, reason: "cannot open its directory to sync the rename: \(lastError())") }
+        defer { close(directory) }
+        guard fsync(directory) == 0 else { throw WriteFailure(path: path, reason: "fsync of its directory failed: \(lastError())") }
+    }
+
+    /// The file's permission bits, or nil if it does not exist; throws any other failure.
+    public static func mode(_ path: String) throws(WriteFailure) -> UInt16? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw WriteFailure(path: path, reason: lastError())
+        }
+        return UInt16(info.st_mode & 0o777)
+    }
+
+    private static func lastError() -> String {
+        String(cString: strerror(errno))
+    }
+}
