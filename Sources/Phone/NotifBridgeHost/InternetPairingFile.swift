@@ -82,11 +82,22 @@ public final class InternetTransport: Sendable {
 
     public var pairing: InternetPairing { sender.withLock { $0.pairing } }
 
-    /// Seals, saves and posts one operation; returns its sequence number once the relay took it.
+    /// Seals, saves and posts one operation, numbered after the last event this pairing
+    /// carried; returns its sequence number once the relay took it.
     public func send(_ operation: HostOperation, now: Date = Date()) async throws -> UInt64 {
+        try await send { sender throws in try sender.seal(operation, now: now) }
+    }
+
+    /// Seals, saves and posts an event the data provider already numbered (the system keeps one
+    /// numbering across all its transports).
+    public func send(_ outbound: NotificationsForwarder.Outbound) async throws -> UInt64 {
+        try await send { sender throws in try sender.seal(outbound) }
+    }
+
+    private func send(_ seal: (inout InternetSender) throws -> InternetSender.Sealed) async throws -> UInt64 {
         let sealed = try sender.withLock { sender in
             var next = sender
-            let sealed = try next.seal(operation, now: now)
+            let sealed = try seal(&next)
             try file.save(next.pairing)
             sender = next
             return sealed

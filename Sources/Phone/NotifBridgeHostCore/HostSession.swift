@@ -213,6 +213,21 @@ public struct HostSession: Sendable {
         return (outbound.sequence, isEstablished ? transmit(outbound) : [])
     }
 
+    /// Numbers and records one data-provider call as sent without sealing it for the link: the
+    /// system is sending it over the internet. It stays unacknowledged, so the next link that is
+    /// established carries it again under the same number, and the accessory's receipt for that
+    /// copy (its ledger stores it once) settles it.
+    public mutating func hold(_ operation: HostOperation, now: Date) throws(AccessoryError) -> NotificationsForwarder.Outbound {
+        let outbound: NotificationsForwarder.Outbound
+        do {
+            outbound = try forwarder.serialize(operation, now: now)
+        } catch {
+            throw .notificationTooLarge(error.description)
+        }
+        forwarder.sent(outbound)
+        return outbound
+    }
+
     /// The transport relay's completion for a sealed event.
     public mutating func transportCompleted(sequence: UInt64, result: AccessoryMessageResult) -> [Action] {
         guard case .failure(.transportFailed) = result, isEstablished,
