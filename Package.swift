@@ -58,6 +58,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
@@ -175,6 +176,17 @@ let package = Package(
             path: "Sources/Relay/NotifBridgeRelayStore",
             swiftSettings: swiftSettings
         ),
+        // The relay's queues on PostgreSQL (postgres-nio): several relay instances share one
+        // database and wake each other with LISTEN/NOTIFY.
+        .target(
+            name: "NotifBridgeRelayPostgres",
+            dependencies: [
+                "NotifBridgeRelayCore", logging, nioCore,
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Sources/Relay/NotifBridgeRelayPostgres",
+            swiftSettings: swiftSettings
+        ),
         // The relay server (Hummingbird 2): posts over HTTP, each accessory's inbox over a
         // WebSocket, carried out as NotifBridgeRelayCore's rules say, on NotifBridgeRelayStore.
         .target(
@@ -268,7 +280,7 @@ let package = Package(
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
-                "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayClient", "NotifBridgeStore",
+                "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
             ],
@@ -303,7 +315,7 @@ let package = Package(
 
         .target(
             name: "NotifBridgeTestSupport",
-            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto"],
+            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeRelayCore", "NotifBridgeRelayPostgres", logging],
             path: "Tests/NotifBridgeTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -333,7 +345,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeRelayTests",
             dependencies: [
-                "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
+                "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -419,7 +431,7 @@ let package = Package(
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
-                "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore",
+                "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres",
                 logging, nioCore, nioEmbedded, serviceLifecycle,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -56,9 +56,9 @@ struct InternetEndToEndTests {
     }
 
     /// Polls (every 20 ms, at most 20 s) until `condition` holds.
-    static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
+    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
-        while try !condition() {
+        while try await !condition() {
             guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(20))
         }

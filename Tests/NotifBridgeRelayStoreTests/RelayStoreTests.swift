@@ -34,7 +34,7 @@ struct RelayStoreTests {
             }
         }
         // The limit is 3 messages: the third accepted fills it, the fourth is refused.
-        #expect(results.map(outcome) == ["1", "tooLarge", "UnknownAccessory", "2", "3", "queueFull"])
+        #expect(results.map(outcome) == ["1", "tooLarge", "UnknownRelayAccessory", "2", "3", "queueFull"])
         #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
         #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.message) == [[1], [3], [4]])
     }
@@ -56,7 +56,7 @@ struct RelayStoreTests {
         try store.forget(for: "watch-1", upTo: 1)
         #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 2))
         #expect(try store.post([3], to: "watch-1", now: now) == 3, "numbers go on after a restart and a forget")
-        #expect(throws: RelayStore.UnknownAccessory.self) { try store.post([1], to: "nobody", now: now) }
+        #expect(throws: UnknownRelayAccessory.self) { try store.post([1], to: "nobody", now: now) }
     }
 
     /// Boundary pairs on the queue limits: the last message that fits is taken, the next refused,

@@ -1,16 +1,16 @@
 import Foundation
 import Logging
 import NotifBridgeRelayCore
-import NotifBridgeRelayStore
 import Synchronization
 
 /// One accessory's open inbox: carries out ``InboxSession``'s actions against the store and
 /// hands the frames to send, in order, to the connection's writer.
 ///
-/// Events arrive from two places, the WebSocket's reader (the accessory's acks) and the hub (a
-/// post for this accessory), and are handled one at a time under one lock, so the frames leave
-/// in the order the session chose them. The store calls inside the lock are short SQLite reads
-/// and one fsynced delete per ack. What waits for the writer is bounded by the session's window.
+/// Inputs arrive from two places, the WebSocket's reader (the accessory's acks) and the hub (a
+/// post for this accessory), and ``run()`` takes them one at a time, awaiting the store in
+/// between, so the frames leave in the order the session chose them. What waits is bounded: the
+/// reader waits until its frame is handled before it reads the next, posts collapse into one
+/// pending wake-up, and the frames for the writer are bounded by the session's window.
 final class InboxConnection: Sendable {
     enum Output: Sendable {
         case frame([UInt8])
@@ -25,61 +25,125 @@ final class InboxConnection: Sendable {
         case goingAway(String)
     }
 
+    private enum Input: Sendable {
+        case event(InboxSession.Event)
+        /// A frame from the accessory; its reader waits for `handled` before reading on.
+        case received([UInt8], handled: CheckedContinuation<Void, Never>)
+        case end(Ending, handled: CheckedContinuation<Void, Never>?)
+    }
+
     let accessoryID: String
     let output: AsyncStream<Output>
     private let continuation: AsyncStream<Output>.Continuation
-    private let store: RelayStore
+    private let inputs: AsyncStream<Input>
+    private let inputContinuation: AsyncStream<Input>.Continuation
+    /// A post's wake-up is queued and not yet taken: further posts need no other.
+    private let wakeQueued = Mutex(false)
+    private let store: any RelayStorage
     private let logger: Logger
     private let now: @Sendable () -> Date
-    private let session: Mutex<InboxSession?>
 
-    init(accessoryID: String, store: RelayStore, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init(accessoryID: String, store: any RelayStorage, logger: Logger, now: @escaping @Sendable () -> Date) {
         self.accessoryID = accessoryID
         self.store = store
         self.logger = logger
         self.now = now
-        session = Mutex(InboxSession(limits: store.limits))
         (output, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (inputs, inputContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// Runs `event` and everything it leads to (a fetch answered at once) through the session.
-    func handle(_ event: InboxSession.Event) {
-        session.withLock { session in
-            var pending = [event]
-            while !pending.isEmpty, session != nil {
-                let actions = session!.handle(pending.removeFirst())
-                for action in actions {
-                    do {
-                        switch action {
-                        case .fetch(let after, let limit):
-                            pending.append(.fetched(try store.fetch(for: accessoryID, after: after, limit: limit, now: now())))
-                        case .send(let frame):
-                            continuation.yield(.frame(frame.encoded()))
-                        case .forget(let upTo):
-                            try store.forget(for: accessoryID, upTo: upTo)
-                        case .close(let error):
-                            end(&session, .refused(error))
-                        }
-                    } catch {
-                        logger.error("relay store failed; closing the inbox", metadata: ["accessory": "\(accessoryID)", "error": "\(error)"])
-                        end(&session, .goingAway("the relay could not read or update its store"))
-                    }
-                    if session == nil { break }
-                }
+    /// The WebSocket opened: the session sends what waits.
+    func opened() {
+        inputContinuation.yield(.event(.opened))
+    }
+
+    /// A message was queued for this accessory.
+    func posted() {
+        let queue = wakeQueued.withLock { queued in
+            defer { queued = true }
+            return !queued
+        }
+        if queue { inputContinuation.yield(.event(.posted)) }
+    }
+
+    /// A frame from the accessory; returns once it is handled.
+    func receive(_ bytes: [UInt8]) async {
+        await withCheckedContinuation { handled in
+            if case .terminated = inputContinuation.yield(.received(bytes, handled: handled)) { handled.resume() }
+        }
+    }
+
+    /// Ends the connection from outside: a newer connection of the same accessory took over, or
+    /// the accessory sent what it must not.
+    func end(_ reason: Ending) {
+        inputContinuation.yield(.end(reason, handled: nil))
+    }
+
+    /// Ends the connection because of what the accessory sent; returns once the close is
+    /// queued for the writer.
+    func refuse(_ error: RelayError) async {
+        await withCheckedContinuation { handled in
+            if case .terminated = inputContinuation.yield(.end(.refused(error), handled: handled)) { handled.resume() }
+        }
+    }
+
+    /// The WebSocket closed: nothing more is taken or sent.
+    func finished() {
+        inputContinuation.finish()
+        continuation.finish()
+    }
+
+    /// Takes the inputs one at a time until the session ends or the connection finishes.
+    func run() async {
+        var session: InboxSession? = InboxSession(limits: store.limits)
+        for await input in inputs {
+            switch input {
+            case .event(let event):
+                if case .posted = event { wakeQueued.withLock { $0 = false } }
+                await handle(event, &session)
+            case .received(let bytes, let handled):
+                await handle(.received(bytes), &session)
+                handled.resume()
+            case .end(let reason, let handled):
+                end(&session, reason)
+                handled?.resume()
+            }
+            if session == nil { break }
+        }
+        // Readers still waiting on a frame go on (to find the connection closing).
+        inputContinuation.finish()
+        for await input in inputs {
+            switch input {
+            case .received(_, let handled): handled.resume()
+            case .end(_, let handled): handled?.resume()
+            case .event: continue
             }
         }
     }
 
-    /// Ends the connection from outside: a newer connection of the same accessory took over.
-    func end(_ reason: Ending) {
-        session.withLock { end(&$0, reason) }
-    }
-
-    /// The WebSocket closed: nothing more is sent.
-    func finished() {
-        session.withLock { session in
-            session = nil
-            continuation.finish()
+    /// Runs `event` and everything it leads to (a fetch answered at once) through the session.
+    private func handle(_ event: InboxSession.Event, _ session: inout InboxSession?) async {
+        var pending = [event]
+        while !pending.isEmpty, session != nil {
+            let actions = session!.handle(pending.removeFirst())
+            for action in actions {
+                do {
+                    switch action {
+                    case .fetch(let after, let limit):
+                        pending.append(.fetched(try await store.fetch(for: accessoryID, after: after, limit: limit, now: now())))
+                    case .send(let frame):
+                        continuation.yield(.frame(frame.encoded()))
+                    case .forget(let upTo):
+                        try await store.forget(for: accessoryID, upTo: upTo)
+                    case .close(let error):
+                        end(&session, .refused(error))
+                    }
+                } catch {
+                    logger.error("relay store failed; closing the inbox", metadata: ["accessory": "\(accessoryID)", "error": "\(error)"])
+                    end(&session, .goingAway("the relay could not read or update its store"))
+                }
+                if session == nil { break }
+            }
         }
     }
 
@@ -111,7 +175,7 @@ final class InboxHub: Sendable {
 
     /// A message was queued for `accessoryID`.
     func posted(for accessoryID: String) {
-        connections.withLock { $0[accessoryID] }?.handle(.posted)
+        connections.withLock { $0[accessoryID] }?.posted()
     }
 
     /// How many inboxes are open.

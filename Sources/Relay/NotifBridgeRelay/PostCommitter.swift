@@ -1,5 +1,5 @@
 import Foundation
-import NotifBridgeRelayStore
+import NotifBridgeRelayCore
 import Synchronization
 
 /// Group commit for posts: while one transaction is being written and fsynced, the posts that
@@ -22,11 +22,11 @@ final class PostCommitter: Sendable {
     /// post waits behind an unbounded transaction.
     static let maxBatch = 256
 
-    private let store: RelayStore
+    private let store: any RelayStorage
     private let now: @Sendable () -> Date
     private let state = Mutex(State())
 
-    init(store: RelayStore, now: @escaping @Sendable () -> Date) {
+    init(store: any RelayStorage, now: @escaping @Sendable () -> Date) {
         self.store = store
         self.now = now
     }
@@ -40,12 +40,12 @@ final class PostCommitter: Sendable {
                 state.writing = true
                 return true
             }
-            if startsWriter { Task { self.drain() } }
+            if startsWriter { Task { await self.drain() } }
         }
     }
 
     /// Writes batches until nothing waits.
-    private func drain() {
+    private func drain() async {
         while true {
             let batch = state.withLock { state -> [Waiting] in
                 let batch = Array(state.waiting.prefix(Self.maxBatch))
@@ -55,7 +55,7 @@ final class PostCommitter: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                let results = try store.postBatch(batch.map { ($0.message, $0.accessoryID) }, now: now())
+                let results = try await store.postBatch(batch.map { ($0.message, $0.accessoryID) }, now: now())
                 for (waiting, result) in zip(batch, results) { waiting.continuation.resume(with: result) }
             } catch {
                 for waiting in batch { waiting.continuation.resume(throwing: error) }

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import NotifBridgeRelayCore
-import NotifBridgeRelayStore
 import ServiceLifecycle
 
 /// The relay (`notifbridge relay serve`, docs/PROTOCOL.md §11): the companion app's transport
@@ -35,14 +34,14 @@ public struct RelayServer: Sendable {
         }
     }
 
-    public let store: RelayStore
+    public let store: any RelayStorage
     public let configuration: Configuration
     let hub = InboxHub()
     let committer: PostCommitter
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(store: RelayStore, configuration: Configuration = Configuration(), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(store: any RelayStorage, configuration: Configuration = Configuration(), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
@@ -58,13 +57,13 @@ public struct RelayServer: Sendable {
         router.post("/v1/accessories/{id}/messages") { request, context in try await post(request, context) }
         // Reached when an inbox request was not upgraded: say why rather than "not found".
         router.get("/v1/accessories/{id}/inbox") { request, context -> Response in
-            guard try authorized(request, context, as: .inbox) != nil else { throw Self.unauthorized }
+            guard try await authorized(request, context, as: .inbox) != nil else { throw Self.unauthorized }
             throw HTTPError(.badRequest, message: "the inbox is a WebSocket: send an upgrade request")
         }
 
         let inboxRouter = Router(context: BasicWebSocketRequestContext.self)
         inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
-            try authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
+            try await authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             guard let id = context.requestContext.parameters.get("id") else { return }
             try await serveInbox(id, inbound: inbound, outbound: outbound)
@@ -75,7 +74,10 @@ public struct RelayServer: Sendable {
             // Outgoing messages longer than a WebSocket frame (16 KiB) go out in fragments.
             server: .http1WebSocketUpgrade(webSocketRouter: inboxRouter),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now)],
+            services: [
+                Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now),
+                ElsewherePosts(store: store, hub: hub),
+            ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -95,15 +97,15 @@ public struct RelayServer: Sendable {
 
     /// The accessory's id if the request's bearer token is its token for `role`; unknown
     /// accessories and wrong tokens look the same.
-    private func authorized(_ request: Request, _ context: some RequestContext, as role: RelayStore.Role) throws -> String? {
+    private func authorized(_ request: Request, _ context: some RequestContext, as role: RelayRole) async throws -> String? {
         guard let id = context.parameters.get("id"),
               let header = request.headers[.authorization], header.hasPrefix("Bearer ")
         else { return nil }
-        return try store.authorizes(String(header.dropFirst("Bearer ".count)), accessory: id, as: role) ? id : nil
+        return try await store.authorizes(String(header.dropFirst("Bearer ".count)), accessory: id, as: role) ? id : nil
     }
 
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
-        guard let id = try authorized(request, context, as: .post) else { throw Self.unauthorized }
+        guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
         let limit = store.limits.maxMessageLength
         // Refused before anything is read when the length is declared.
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
@@ -145,6 +147,7 @@ public struct RelayServer: Sendable {
     private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let id = connection.accessoryID
         try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await connection.run() }
             group.addTask {
                 for await output in connection.output {
                     switch output {
@@ -156,16 +159,16 @@ public struct RelayServer: Sendable {
                     }
                 }
             }
-            connection.handle(.opened)
+            connection.opened()
             do {
                 // Acks are 9 bytes; a longer one is refused by the session, and one past
                 // `maxAccessoryMessage` ends the connection before it is buffered.
                 for try await message in inbound.messages(maxSize: Self.maxAccessoryMessage) {
                     guard case .binary(let buffer) = message else {
-                        connection.end(.refused(RelayError(.protocolViolation, "an accessory sends binary frames only")))
+                        await connection.refuse(RelayError(.protocolViolation, "an accessory sends binary frames only"))
                         break
                     }
-                    connection.handle(.received(Array(buffer.readableBytesView)))
+                    await connection.receive(Array(buffer.readableBytesView))
                 }
             } catch {
                 logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
@@ -199,7 +202,7 @@ extension InboxConnection.Ending {
 /// Deletes expired messages now and then, so an accessory that never returns does not hold its
 /// queue's room for ever.
 struct Sweeper: Service {
-    let store: RelayStore
+    let store: any RelayStorage
     let interval: Duration
     let logger: Logger
     let now: @Sendable () -> Date
@@ -210,7 +213,7 @@ struct Sweeper: Service {
             try await cancelWhenGracefulShutdown {
                 while true {
                     do {
-                        let swept = try store.sweep(now: now())
+                        let swept = try await store.sweep(now: now())
                         if swept > 0 { logger.info("expired messages deleted", metadata: ["count": "\(swept)"]) }
                     } catch {
                         logger.error("sweeping expired messages failed", metadata: ["error": "\(error)"])
@@ -221,5 +224,20 @@ struct Sweeper: Service {
         } catch is CancellationError {
             return
         }
+    }
+}
+
+/// Wakes the inboxes open here when another relay instance sharing the store took a post for
+/// their accessory (PostgreSQL's LISTEN/NOTIFY; nothing happens with SQLite).
+struct ElsewherePosts: Service {
+    let store: any RelayStorage
+    let hub: InboxHub
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await accessoryID in store.postsElsewhere() { hub.posted(for: accessoryID) }
+        }
+        // A service that returns ends the whole group: wait for the relay's own shutdown.
+        try? await gracefulShutdown()
     }
 }

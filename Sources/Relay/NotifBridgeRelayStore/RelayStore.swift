@@ -6,18 +6,8 @@ import NotifBridgeRelayCore
 /// digests, and the messages waiting for each, numbered, with their expiry. One file, nothing to
 /// set up; every commit is fsynced (`synchronous = FULL`), so a post the relay accepted survives a
 /// crash or a power cut. The decisions (limits, what to send) are NotifBridgeRelayCore's.
-public final class RelayStore: Sendable {
-    public enum Role: String, Sendable {
-        /// The accessory, reading its inbox.
-        case inbox
-        /// The companion app, posting to the accessory.
-        case post
-    }
-
-    public struct UnknownAccessory: Error, CustomStringConvertible {
-        public var id: String
-        public var description: String { "no accessory \(id) is registered with this relay" }
-    }
+public final class RelayStore: RelayStorage {
+    public typealias Role = RelayRole
 
     let database: DatabasePool
     public let limits: RelayLimits
@@ -102,7 +92,7 @@ public final class RelayStore: Sendable {
         try database.write { db in
             try posts.map { post in
                 guard let row = try Row.fetchOne(db, sql: "SELECT next_seq, queued_messages, queued_bytes FROM accessory WHERE id = ?", arguments: [post.accessoryID]) else {
-                    return .failure(UnknownAccessory(id: post.accessoryID))
+                    return .failure(UnknownRelayAccessory(id: post.accessoryID))
                 }
                 let seq: Int64 = row["next_seq"]
                 let expires: Date
@@ -168,6 +158,11 @@ public final class RelayStore: Sendable {
 
     public func close() throws {
         try database.close()
+    }
+
+    /// One machine, one instance: no other instance posts.
+    public func postsElsewhere() -> AsyncStream<String> {
+        AsyncStream { $0.finish() }
     }
 
     /// Deletes messages and takes them off their accessories' totals, in the caller's transaction.

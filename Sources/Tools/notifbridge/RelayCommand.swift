@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NotifBridgeRelay
 import NotifBridgeRelayCore
+import NotifBridgeRelayPostgres
 import NotifBridgeRelayStore
 import NotifBridgeStore
 
@@ -18,13 +20,40 @@ struct RelayCommand: AsyncParsableCommand {
     struct StateOption: ParsableArguments {
         @Option(help: "Directory of the relay's database (relay.sqlite, mode 0600).")
         var state: String = defaultStateDirectory() + "-relay"
+        @Option(help: ArgumentHelp(
+            "A PostgreSQL database instead of SQLite, shared by several relay instances: postgres://USER@HOST:PORT/DATABASE.",
+            discussion: "The password is read from PGPASSWORD when the URL has none (a URL on the command line is visible to other users)."
+        ))
+        var postgres: String?
 
-        func openStore() throws -> RelayStore {
+        /// Opens the store, runs `body` with it, and closes it.
+        func withStore<T: Sendable>(logger: Logger, _ body: @Sendable (any RelayStorage) async throws -> T) async throws -> T {
+            guard let postgres else {
+                let store: RelayStore
+                do {
+                    _ = try prepareStateDirectory(state)
+                    store = try RelayStore(path: state + "/relay.sqlite")
+                } catch {
+                    throw CommandFailure("cannot open the relay's database in \(state): \(error)")
+                }
+                defer { try? store.close() }
+                return try await body(store)
+            }
+            var url = postgres
+            if let password = ProcessInfo.processInfo.environment["PGPASSWORD"], var components = URLComponents(string: postgres), components.password == nil {
+                components.password = password
+                url = components.string ?? postgres
+            }
+            let store: PostgresRelayStore
             do {
-                _ = try prepareStateDirectory(state)
-                return try RelayStore(path: state + "/relay.sqlite")
+                store = try PostgresRelayStore(url: url, logger: logger)
             } catch {
-                throw CommandFailure("cannot open the relay's database in \(state): \(error)")
+                throw CommandFailure("--postgres: \(error)")
+            }
+            do {
+                return try await store.serving { try await body(store) }
+            } catch let error as PostgresRelayStore.ConfigurationError {
+                throw CommandFailure("cannot use the PostgreSQL database: \(error)")
             }
         }
     }
@@ -48,17 +77,17 @@ struct RelayCommand: AsyncParsableCommand {
 
         func run() async throws {
             let logger = common.makeLogger("notifbridge.relay")
-            let store = try state.openStore()
-            let server = RelayServer(store: store, configuration: .init(host: host, port: port), logger: logger)
-            let host = host
-            try await server.run { port in
-                FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            let host = host, port = port
+            try await state.withStore(logger: logger) { store in
+                let server = RelayServer(store: store, configuration: .init(host: host, port: port), logger: logger)
+                try await server.run { port in
+                    FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+                }
             }
-            try store.close()
         }
     }
 
-    struct Register: ParsableCommand {
+    struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "register",
             abstract: "Register an accessory (again: new tokens) and print its inbox and post tokens, once.",
@@ -69,7 +98,7 @@ struct RelayCommand: AsyncParsableCommand {
         var accessory: String
         @OptionGroup var state: StateOption
 
-        func run() throws {
+        func run() async throws {
             do {
                 try RelayAccessoryID.validate(accessory)
             } catch {
@@ -80,9 +109,10 @@ struct RelayCommand: AsyncParsableCommand {
                 try RelayToken(randomBytes: (0..<RelayToken.byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
             }
             let inbox = try token(), post = try token()
-            let store = try state.openStore()
-            try store.register(accessory: accessory, inbox: inbox, post: post)
-            try store.close()
+            let accessory = accessory
+            try await state.withStore(logger: Logger(label: "notifbridge.relay")) { store in
+                try await store.register(accessory: accessory, inbox: inbox, post: post)
+            }
             print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
         }
     }

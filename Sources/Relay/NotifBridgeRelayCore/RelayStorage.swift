@@ -1,0 +1,57 @@
+import Foundation
+
+/// Which of an accessory's two tokens a request carries.
+public enum RelayRole: String, Sendable {
+    /// The accessory, reading its inbox.
+    case inbox
+    /// The companion app, posting to the accessory.
+    case post
+}
+
+/// No accessory of this ID is registered.
+public struct UnknownRelayAccessory: Error, CustomStringConvertible {
+    public var id: String
+
+    public init(id: String) {
+        self.id = id
+    }
+
+    public var description: String { "no accessory \(id) is registered with this relay" }
+}
+
+/// Where a relay keeps its accessories and their queues (docs/PROTOCOL.md §11.4): SQLite on one
+/// machine, or PostgreSQL shared by several relay instances. Every method that changes the
+/// queues returns only once the change is durable. The rules (limits, what to send) are this
+/// module's; a store only applies them.
+public protocol RelayStorage: Sendable {
+    var limits: RelayLimits { get }
+
+    /// Registers an accessory with the digests of its two tokens; registering it again replaces
+    /// them (a new pairing) and keeps what waits for it.
+    func register(accessory id: String, inbox: RelayToken, post: RelayToken) async throws
+
+    /// Whether `token` is the accessory's token for `role`; an unknown accessory is refused the
+    /// same way as a wrong token.
+    func authorizes(_ token: String, accessory id: String, as role: RelayRole) async throws -> Bool
+
+    /// Queues several posts in one transaction (group commit); each is admitted or refused on its
+    /// own (``RelayAdmission``) against the queue as the posts before it left it. A failure of
+    /// the store itself fails the whole batch (thrown).
+    func postBatch(_ posts: [(message: [UInt8], accessoryID: String)], now: Date) async throws -> [Result<UInt64, any Error>]
+
+    /// Up to `limit` unexpired messages numbered above `after`, ascending.
+    func fetch(for id: String, after: UInt64, limit: Int, now: Date) async throws -> [(seq: UInt64, message: [UInt8])]
+
+    /// Deletes what the accessory acknowledged: its messages numbered up to `upTo`.
+    func forget(for id: String, upTo: UInt64) async throws
+
+    /// Deletes every expired message and returns how many.
+    func sweep(now: Date) async throws -> Int
+
+    /// What waits for an accessory, as the queue totals say; nil if it is not registered.
+    func queue(of id: String) async throws -> RelayAdmission.Queue?
+
+    /// The accessories that another relay instance sharing this store queued messages for, as
+    /// they commit (with SQLite there is no other instance, and nothing is ever yielded).
+    func postsElsewhere() -> AsyncStream<String>
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NotifBridgeRelay
+import NotifBridgeRelayCore
+@_spi(Testing) import NotifBridgeRelayPostgres
+import NotifBridgeTestSupport
+import Testing
+
+/// The relay on PostgreSQL: the store's rules as on SQLite, several instances numbering one
+/// accessory's posts, and an inbox open on one instance woken by a post to another.
+@Suite("Relay on PostgreSQL", .enabled(if: TestPostgres.url != nil, "set NOTIFBRIDGE_TEST_POSTGRES (.ci/run does)"), .timeLimit(.minutes(2)))
+struct PostgresRelayTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let limits = RelayLimits(maxMessageLength: 64, maxQueuedMessages: 3, maxQueuedBytes: 100, window: 2, timeToLive: .seconds(60))
+
+    @Test("the store's rules: numbering, limits at their boundaries, expiry, tokens, and commits that wait for the disk")
+    func storeRules() async throws {
+        let now = now
+        try await TestPostgres.withStores(1, limits: Self.limits) { stores in
+            let store = stores[0]
+            #expect(try await store.synchronousCommit() == "on")
+            try await store.register(accessory: "watch-1", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+            let results = try await store.postBatch([
+                ([1], "watch-1"), (Array(repeating: 9, count: 65), "watch-1"), ([2], "nobody"), ([3], "watch-1"), ([4], "watch-1"), ([5], "watch-1"),
+            ], now: now)
+            let outcomes = results.map { result -> String in
+                switch result {
+                case .success(let seq): "\(seq)"
+                case .failure(let error as RelayError): error.code.rawValue
+                case .failure(let error): "\(type(of: error))"
+                }
+            }
+            #expect(outcomes == ["1", "tooLarge", "UnknownRelayAccessory", "2", "3", "queueFull"])
+            #expect(try await store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
+            #expect(try await store.fetch(for: "watch-1", after: 1, limit: 10, now: now).map(\.seq) == [2, 3])
+            try await store.forget(for: "watch-1", upTo: 1)
+            #expect(try await store.queue(of: "watch-1") == .init(messages: 2, bytes: 2))
+            // Expiry: the time to live is 60 s.
+            #expect(try await store.fetch(for: "watch-1", after: 0, limit: 10, now: now.addingTimeInterval(60)).isEmpty)
+            #expect(try await store.sweep(now: now.addingTimeInterval(60)) == 2)
+            #expect(try await store.queue(of: "watch-1") == .init(messages: 0, bytes: 0))
+            #expect(try await store.postBatch([([6], "watch-1")], now: now)[0].get() == 4, "numbers go on after a forget and a sweep")
+            #expect(try await store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .inbox))
+            #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .post))
+            #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-2", as: .inbox))
+        }
+    }
+
+    @Test("two instances posting at once for one accessory: every number once, none skipped, the queue exact")
+    func twoInstancesNumberOnce() async throws {
+        let now = now
+        try await TestPostgres.withStores(2, limits: RelayLimits(maxQueuedMessages: 1000)) { stores in
+            try await stores[0].register(accessory: "watch-1", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+            let numbers = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        var numbers: [UInt64] = []
+                        for index in 0..<10 {
+                            numbers.append(try await stores[task % 2].postBatch([([UInt8(index)], "watch-1")], now: now)[0].get())
+                        }
+                        return numbers
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(numbers.sorted() == Array(1...80))
+            #expect(try await stores[1].queue(of: "watch-1") == .init(messages: 80, bytes: 80))
+        }
+    }
+
+    @Test("two relay instances on one database: a post to one reaches the inbox open on the other, and survives both restarting")
+    func twoRelays() async throws {
+        let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
+        let schema = TestPostgres.freshSchema()
+        let first = try TestPostgres.store(schema: schema), second = try TestPostgres.store(schema: schema)
+        try await first.serving {
+            try await second.serving {
+                try await first.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+                try await RelayServer(store: first, configuration: .init(port: 0), logger: logger).application().test(.live) { one in
+                    try await RelayServer(store: second, configuration: .init(port: 0), logger: logger).application().test(.live) { two in
+                        // The inbox is on the second; the posts go to the first while it is open.
+                        let frames = try await RelayServerTests.readInbox(two, count: 3, during: {
+                            await second.waitUntilListening()
+                            // Past the inbox's first fetch, so that only the first instance's
+                            // notification can wake it.
+                            try await Task.sleep(for: .milliseconds(300))
+                            for byte: UInt8 in 1...3 {
+                                let status = try await RelayServerTests.post(one, [byte]).status
+                                #expect(status == .created)
+                            }
+                        }) { frames in frames.compactMap { if case .deliver(let seq, _) = $0 { seq } else { nil } }.suffix(1) }
+                        #expect(frames == [.deliver(seq: 1, message: [1]), .deliver(seq: 2, message: [2]), .deliver(seq: 3, message: [3])])
+                        // Posted to the second with no inbox open: kept for later.
+                        #expect(try await RelayServerTests.post(two, [4]).status == .created)
+                    }
+                }
+            }
+        }
+        // Both instances restarted: what waits is delivered by either.
+        let restarted = try TestPostgres.store(schema: schema)
+        try await restarted.serving {
+            try await RelayServer(store: restarted, configuration: .init(port: 0), logger: logger).application().test(.live) { client in
+                let frames = try await RelayServerTests.readInbox(client, count: 1) { _ in [4] }
+                #expect(frames == [.deliver(seq: 4, message: [4])])
+            }
+            #expect(try await restarted.queue(of: RelayServerTests.accessory) == .init(messages: 0, bytes: 0))
+            try await restarted.dropSchema()
+        }
+    }
+}
