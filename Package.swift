@@ -59,6 +59,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
@@ -192,10 +193,13 @@ let package = Package(
         .target(
             name: "NotifBridgeRelay",
             dependencies: [
-                "NotifBridgeRelayCore", "NotifBridgeRelayStore", logging, nioCore, serviceLifecycle,
+                "NotifBridgeRelayCore", "NotifBridgeWire", logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Sources/Relay/NotifBridgeRelay",
             swiftSettings: swiftSettings
@@ -281,6 +285,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
             ],
@@ -346,6 +351,10 @@ let package = Package(
             name: "NotifBridgeRelayTests",
             dependencies: [
                 "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
+                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", crypto,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

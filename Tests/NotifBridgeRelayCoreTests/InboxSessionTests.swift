@@ -105,8 +105,8 @@ struct InboxSessionTests {
                 case .send(.deliver(let seq, _)):
                     received.append(seq)
                     if !stored.contains(seq), !firstArrivals.contains(seq) { firstArrivals.append(seq) }
-                case .send(.ack):
-                    Issue.record("the relay sent an ack")
+                case .send(.ack), .send(.push), .send(.pushed), .push:
+                    Issue.record("unexpected \(action)")
                 case .forget(let upTo):
                     #expect(store.filter { $0.seq <= upTo }.allSatisfy { stored.contains($0.seq) }, "forgot something not stored")
                     store.removeAll { $0.seq <= upTo }

@@ -62,7 +62,7 @@ struct RelayRatchetPathTests {
                     highest = seq
                 case .forget(let upTo):
                     try relay.forget(for: Self.accessory, upTo: upTo)
-                case .send(.ack), .close:
+                case .send(.ack), .send(.push), .send(.pushed), .push, .close:
                     Issue.record("unexpected \(action)")
                 }
             }

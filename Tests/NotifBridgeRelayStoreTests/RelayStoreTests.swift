@@ -142,7 +142,7 @@ struct RelayStoreTests {
                     pending += session.handle(.received(RelayFrame.ack(seq: seq).encoded()))
                 case .forget(let upTo):
                     try store.forget(for: "watch-1", upTo: upTo)
-                case .send(.ack), .close:
+                case .send(.ack), .send(.push), .send(.pushed), .push, .close:
                     Issue.record("unexpected action")
                 }
             }

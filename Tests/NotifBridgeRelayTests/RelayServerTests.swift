@@ -263,7 +263,7 @@ final class Frames: Sendable {
 extension RelayFrame {
     var seq: UInt64 {
         switch self {
-        case .deliver(let seq, _), .ack(let seq): seq
+        case .deliver(let seq, _), .ack(let seq), .push(let seq, _), .pushed(let seq, _): seq
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifBridgeRelayCore
+import NotifBridgeWire
 import Synchronization
 
 /// One accessory's open inbox: carries out ``InboxSession``'s actions against the store and
@@ -40,12 +41,14 @@ final class InboxConnection: Sendable {
     /// A post's wake-up is queued and not yet taken: further posts need no other.
     private let wakeQueued = Mutex(false)
     private let store: any RelayStorage
+    private let pusher: (any APNsPushing)?
     private let logger: Logger
     private let now: @Sendable () -> Date
 
-    init(accessoryID: String, store: any RelayStorage, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init(accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, logger: Logger, now: @escaping @Sendable () -> Date) {
         self.accessoryID = accessoryID
         self.store = store
+        self.pusher = pusher
         self.logger = logger
         self.now = now
         (output, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -135,6 +138,8 @@ final class InboxConnection: Sendable {
                         continuation.yield(.frame(frame.encoded()))
                     case .forget(let upTo):
                         try await store.forget(for: accessoryID, upTo: upTo)
+                    case .push(let id, let body):
+                        pending.append(.pushCompleted(id: id, status: try await push(body)))
                     case .close(let error):
                         end(&session, .refused(error))
                     }
@@ -145,6 +150,20 @@ final class InboxConnection: Sendable {
                 if session == nil { break }
             }
         }
+    }
+
+    /// Pushes a reply when it is a push body (§10.6) and the companion app registered where to;
+    /// the relay pushes nothing else.
+    private func push(_ body: [UInt8]) async throws -> RelayFrame.PushStatus {
+        guard let pusher else { return .notConfigured }
+        guard (try? AccessoryPush(jsonBody: body)) != nil else {
+            logger.notice("push refused: not an accessory push body", metadata: ["accessory": "\(accessoryID)", "bytes": "\(body.count)"])
+            return .refused
+        }
+        guard let target = try await store.pushTarget(of: accessoryID) else { return .noPushToken }
+        let status = await pusher.push(body, to: target)
+        logger.info("pushed", metadata: ["accessory": "\(accessoryID)", "status": "\(status)"])
+        return status
     }
 
     private func end(_ session: inout InboxSession?, _ reason: Ending) {

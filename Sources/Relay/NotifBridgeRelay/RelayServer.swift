@@ -35,14 +35,17 @@ public struct RelayServer: Sendable {
     }
 
     public let store: any RelayStorage
+    /// APNs, for the accessory's replies; nil: this relay does not push.
+    public let pusher: (any APNsPushing)?
     public let configuration: Configuration
     let hub = InboxHub()
     let committer: PostCommitter
     let logger: Logger
     let now: @Sendable () -> Date
 
-    public init(store: any RelayStorage, configuration: Configuration = Configuration(), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(store: any RelayStorage, configuration: Configuration = Configuration(), pusher: (any APNsPushing)? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
+        self.pusher = pusher
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -55,6 +58,7 @@ public struct RelayServer: Sendable {
         let router = Router()
         router.get("/v1/health") { _, _ in "ok" }
         router.post("/v1/accessories/{id}/messages") { request, context in try await post(request, context) }
+        router.put("/v1/accessories/{id}/push-token") { request, context in try await registerPushTarget(request, context) }
         // Reached when an inbox request was not upgraded: say why rather than "not found".
         router.get("/v1/accessories/{id}/inbox") { request, context -> Response in
             guard try await authorized(request, context, as: .inbox) != nil else { throw Self.unauthorized }
@@ -83,9 +87,9 @@ public struct RelayServer: Sendable {
         )
     }
 
-    /// The most the relay buffers of one WebSocket message from an accessory, which sends only
-    /// 9-byte acks.
-    static let maxAccessoryMessage = 64
+    /// The most the relay buffers of one WebSocket message from an accessory: a push frame
+    /// (§11.2) with the largest APNs body.
+    static let maxAccessoryMessage = RelayFrame.headerLength + RelayFrame.maxPushBodyLength
 
     /// Serves until SIGINT or SIGTERM, then finishes gracefully (ServiceLifecycle): open inboxes
     /// are closed, and what was accepted is already on disk.
@@ -129,8 +133,34 @@ public struct RelayServer: Sendable {
         )
     }
 
+    private struct Registration: Decodable {
+        var pushToken: String
+        var bundleID: String
+    }
+
+    /// The largest push-token registration read.
+    static let maxPushTargetBody = 1024
+
+    /// `PUT /v1/accessories/{id}/push-token`: where the accessory's replies are pushed.
+    private func registerPushTarget(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
+        var body = try await request.body.collect(upTo: Self.maxPushTargetBody)
+        let target: PushTarget
+        do {
+            let registration = try JSONDecoder().decode(Registration.self, from: Data(body.readBytes(length: body.readableBytes) ?? []))
+            target = try PushTarget(token: registration.pushToken, bundleID: registration.bundleID)
+        } catch let error as RelayError {
+            throw HTTPError(.badRequest, message: error.detail)
+        } catch {
+            throw HTTPError(.badRequest, message: #"the body is {"pushToken":"<hex>","bundleID":"<companion app bundle ID>"}"#)
+        }
+        try await store.setPushTarget(target, accessory: id)
+        logger.info("push token registered", metadata: ["accessory": "\(id)"])
+        return Response(status: .noContent)
+    }
+
     private func serveInbox(_ id: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let connection = InboxConnection(accessoryID: id, store: store, logger: logger, now: now)
+        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, logger: logger, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
         defer {
@@ -161,7 +191,7 @@ public struct RelayServer: Sendable {
             }
             connection.opened()
             do {
-                // Acks are 9 bytes; a longer one is refused by the session, and one past
+                // Acks are 9 bytes and pushes at most 9 + 4096; a frame past
                 // `maxAccessoryMessage` ends the connection before it is buffered.
                 for try await message in inbound.messages(maxSize: Self.maxAccessoryMessage) {
                     guard case .binary(let buffer) = message else {

@@ -18,6 +18,8 @@ public struct InboxSession: Sendable {
         case fetched([(seq: UInt64, message: [UInt8])])
         /// A frame from the accessory.
         case received([UInt8])
+        /// The push the accessory asked for went as `status` says.
+        case pushCompleted(id: UInt64, status: RelayFrame.PushStatus)
     }
 
     public enum Action: Sendable, Hashable {
@@ -26,6 +28,9 @@ public struct InboxSession: Sendable {
         case send(RelayFrame)
         /// Delete the accessory's messages numbered up to `upTo`: it has stored them.
         case forget(upTo: UInt64)
+        /// Push `body` through APNs to the accessory's registered push token, then report
+        /// `.pushCompleted`.
+        case push(id: UInt64, body: [UInt8])
         /// End the connection; the reason goes to the log (no content: numbers and codes only).
         case close(RelayError)
     }
@@ -81,8 +86,9 @@ public struct InboxSession: Sendable {
             } catch {
                 return close(error)
             }
+            if case .push(let id, let body) = frame { return [.push(id: id, body: body)] }
             guard case .ack(let seq) = frame else {
-                return close(RelayError(.protocolViolation, "an accessory sends only acks"))
+                return close(RelayError(.protocolViolation, "an accessory sends only acks and pushes"))
             }
             guard seq <= lastSent else {
                 return close(RelayError(.protocolViolation, "ack of message \(seq), but only up to \(lastSent) was sent"))
@@ -93,6 +99,8 @@ public struct InboxSession: Sendable {
             inFlight.removeAll { $0 <= seq }
             if fetching != nil { fetchAgain = true }
             return [.forget(upTo: seq)] + fetchIfRoom()
+        case .pushCompleted(let id, let status):
+            return [.send(.pushed(id: id, status: status))]
         }
     }
 

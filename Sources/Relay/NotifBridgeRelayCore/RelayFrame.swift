@@ -5,21 +5,48 @@
 /// ```
 /// deliver (relay → accessory):  0x01 ‖ seq (8, LE) ‖ message (1 … maxMessageLength)
 /// ack     (accessory → relay):  0x02 ‖ seq (8, LE)
+/// push    (accessory → relay):  0x03 ‖ id (8, LE) ‖ APNs body (1 … maxPushBodyLength)
+/// pushed  (relay → accessory):  0x04 ‖ id (8, LE) ‖ status (1)
 /// ```
 public enum RelayFrame: Sendable, Hashable {
     /// The next message of the accessory's queue, numbered by the relay.
     case deliver(seq: UInt64, message: [UInt8])
     /// Everything up to and including `seq` is stored on the accessory: the relay may forget it.
     case ack(seq: UInt64)
+    /// A reply for the iPhone (§10.6): the relay pushes `body` through APNs to the push token
+    /// the companion app registered. `id` is the accessory's, echoed in `pushed`.
+    case push(id: UInt64, body: [UInt8])
+    /// How the push `id` went.
+    case pushed(id: UInt64, status: PushStatus)
 
     static let deliverType: UInt8 = 0x01
     static let ackType: UInt8 = 0x02
+    static let pushType: UInt8 = 0x03
+    static let pushedType: UInt8 = 0x04
     public static let headerLength = 9
+    /// APNs refuses a payload over 4 KiB.
+    public static let maxPushBodyLength = 4096
+
+    /// The outcome of a push, as the relay reports it to the accessory.
+    public enum PushStatus: UInt8, Sendable, Hashable, CaseIterable {
+        /// APNs accepted it.
+        case delivered = 0
+        /// The companion app has registered no push token with the relay for this accessory.
+        case noPushToken = 1
+        /// APNs refused it for good (the token is no longer valid, the body was refused).
+        case refused = 2
+        /// APNs could not take it now (unreachable, busy): send it again later.
+        case tryLater = 3
+        /// This relay has no APNs key: it cannot push at all.
+        case notConfigured = 4
+    }
 
     public func encoded() -> [UInt8] {
         switch self {
         case .deliver(let seq, let message): Self.header(Self.deliverType, seq) + message
         case .ack(let seq): Self.header(Self.ackType, seq)
+        case .push(let id, let body): Self.header(Self.pushType, id) + body
+        case .pushed(let id, let status): Self.header(Self.pushedType, id) + [status.rawValue]
         }
     }
 
@@ -42,6 +69,17 @@ public enum RelayFrame: Sendable, Hashable {
                 throw RelayError(.malformed, "an ack frame is \(Self.headerLength) bytes, got \(bytes.count)")
             }
             self = .ack(seq: seq)
+        case Self.pushType:
+            guard bytes.count > Self.headerLength else { throw RelayError(.malformed, "a push frame carries no body") }
+            guard bytes.count <= Self.headerLength + Self.maxPushBodyLength else {
+                throw RelayError(.tooLarge, "a push body of \(bytes.count - Self.headerLength) bytes is over APNs' \(Self.maxPushBodyLength)")
+            }
+            self = .push(id: seq, body: Array(bytes.dropFirst(Self.headerLength)))
+        case Self.pushedType:
+            guard bytes.count == Self.headerLength + 1, let status = PushStatus(rawValue: bytes[bytes.index(bytes.startIndex, offsetBy: Self.headerLength)]) else {
+                throw RelayError(.malformed, "a pushed frame is \(Self.headerLength + 1) bytes with a known status")
+            }
+            self = .pushed(id: seq, status: status)
         default:
             throw RelayError(.malformed, "unknown relay frame type 0x\(String(type, radix: 16))")
         }

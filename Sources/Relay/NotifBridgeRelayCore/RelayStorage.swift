@@ -51,7 +51,40 @@ public protocol RelayStorage: Sendable {
     /// What waits for an accessory, as the queue totals say; nil if it is not registered.
     func queue(of id: String) async throws -> RelayAdmission.Queue?
 
+    /// Records where the accessory's replies are pushed (a new one replaces the old).
+    func setPushTarget(_ target: PushTarget, accessory id: String) async throws
+
+    /// Where the accessory's replies are pushed; nil until the companion app registered.
+    func pushTarget(of id: String) async throws -> PushTarget?
+
     /// The accessories that another relay instance sharing this store queued messages for, as
     /// they commit (with SQLite there is no other instance, and nothing is ever yielded).
     func postsElsewhere() -> AsyncStream<String>
+}
+
+/// Where an accessory's replies are pushed (docs/PROTOCOL.md §11.5): the push token iOS gave
+/// the companion app for internet sessions, and the app's bundle ID, whose
+/// `<bundle ID>.push-type.accessory` is the APNs topic.
+public struct PushTarget: Sendable, Hashable, Codable {
+    /// Hex digits, as the companion app writes `session.pushToken`.
+    public var token: String
+    public var bundleID: String
+
+    public static let maxTokenLength = 200
+    public static let maxBundleIDLength = 155
+
+    public init(token: String, bundleID: String) throws(RelayError) {
+        guard (2...Self.maxTokenLength).contains(token.count), token.count.isMultiple(of: 2), token.allSatisfy(\.isHexDigit), token.allSatisfy(\.isASCII) else {
+            throw RelayError(.malformed, "a push token is 2 to \(Self.maxTokenLength) hex digits, an even number of them")
+        }
+        guard (1...Self.maxBundleIDLength).contains(bundleID.utf8.count),
+              bundleID.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-") }) else {
+            throw RelayError(.malformed, "a bundle ID is 1 to \(Self.maxBundleIDLength) of A–Z, a–z, 0–9, '.' and '-'")
+        }
+        self.token = token.lowercased()
+        self.bundleID = bundleID
+    }
+
+    /// The `apns-topic` of a push of type `accessory`.
+    public var topic: String { "\(bundleID).push-type.accessory" }
 }

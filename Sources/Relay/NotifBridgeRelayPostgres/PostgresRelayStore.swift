@@ -154,6 +154,7 @@ public final class PostgresRelayStore: RelayStorage {
                 )
                 """, logger: logger)
             try await connection.query("CREATE INDEX IF NOT EXISTS relay_message_by_expiry ON relay_message(expires_at)", logger: logger)
+            try await connection.query("ALTER TABLE relay_accessory ADD COLUMN IF NOT EXISTS push_token TEXT, ADD COLUMN IF NOT EXISTS push_bundle TEXT", logger: logger)
         }
     }
 
@@ -285,6 +286,19 @@ public final class PostgresRelayStore: RelayStorage {
             try await Self.subtract(rows, on: connection, logger: logger)
             return rows.count
         }
+    }
+
+    public func setPushTarget(_ target: PushTarget, accessory id: String) async throws {
+        let rows = try await client.query(
+            "UPDATE relay_accessory SET push_token = \(target.token), push_bundle = \(target.bundleID) WHERE id = \(id) RETURNING id", logger: logger
+        ).collect()
+        guard rows.count == 1 else { throw UnknownRelayAccessory(id: id) }
+    }
+
+    public func pushTarget(of id: String) async throws -> PushTarget? {
+        let rows = try await client.query("SELECT push_token, push_bundle FROM relay_accessory WHERE id = \(id)", logger: logger).collect()
+        guard let (token, bundle) = try rows.first?.decode((String?, String?).self), let token, let bundle else { return nil }
+        return try PushTarget(token: token, bundleID: bundle)
     }
 
     public func queue(of id: String) async throws -> RelayAdmission.Queue? {

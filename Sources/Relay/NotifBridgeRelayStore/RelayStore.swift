@@ -47,6 +47,10 @@ public final class RelayStore: RelayStorage {
                 CREATE INDEX message_by_expiry ON message(expires_at);
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE accessory ADD COLUMN push_token TEXT")
+            try db.execute(sql: "ALTER TABLE accessory ADD COLUMN push_bundle TEXT")
+        }
         return migrator
     }
 
@@ -141,6 +145,21 @@ public final class RelayStore: RelayStorage {
     @discardableResult
     public func sweep(now: Date) throws -> Int {
         try database.write { db in try Self.delete(db, "expires_at <= ?", [now.timeIntervalSince1970]) }
+    }
+
+    public func setPushTarget(_ target: PushTarget, accessory id: String) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE accessory SET push_token = ?, push_bundle = ? WHERE id = ?", arguments: [target.token, target.bundleID, id])
+            guard db.changesCount == 1 else { throw UnknownRelayAccessory(id: id) }
+        }
+    }
+
+    public func pushTarget(of id: String) throws -> PushTarget? {
+        let row = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT push_token, push_bundle FROM accessory WHERE id = ?", arguments: [id])
+        }
+        guard let row, let token: String = row["push_token"], let bundle: String = row["push_bundle"] else { return nil }
+        return try PushTarget(token: token, bundleID: bundle)
     }
 
     /// What waits for an accessory, as the queue totals say.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOSSL
 import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayPostgres
@@ -73,17 +74,58 @@ struct RelayCommand: AsyncParsableCommand {
         var host = "127.0.0.1"
         @Option(help: "TCP port (0 picks a free one and prints it).")
         var port = 8470
+        @Option(help: "The team's APNs auth key (.p8, keep it 0600): with it the relay pushes the accessories' replies.")
+        var apnsKey: String?
+        @Option(help: "The auth key's 10-character key ID.")
+        var apnsKeyId: String?
+        @Option(help: "The 10-character team ID.")
+        var apnsTeamId: String?
+        @Option(help: "APNs: https://api.push.apple.com, or https://api.sandbox.push.apple.com for development builds.")
+        var apnsEndpoint = APNsClient.Configuration.production
+        @Option(help: "PEM certificates to trust for APNs instead of the system's (a stand-in).")
+        var apnsCa: String?
         @OptionGroup var common: CommonOptions
+
+        func validate() throws {
+            let given = [apnsKey, apnsKeyId, apnsTeamId].compactMap { $0 }
+            guard given.isEmpty || given.count == 3 else { throw ValidationError("--apns-key, --apns-key-id and --apns-team-id go together") }
+            guard apnsEndpoint.hasPrefix("https://") else { throw ValidationError("--apns-endpoint must start with https://") }
+        }
 
         func run() async throws {
             let logger = common.makeLogger("notifbridge.relay")
             let host = host, port = port
+            let apns = try apnsClient(logger: logger)
             try await state.withStore(logger: logger) { store in
-                let server = RelayServer(store: store, configuration: .init(host: host, port: port), logger: logger)
+                let server = RelayServer(store: store, configuration: .init(host: host, port: port), pusher: apns, logger: logger)
                 try await server.run { port in
-                    FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+                    FileHandle.standardOutput.write(Data("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")\n".utf8))
                 }
             }
+            try await apns?.shutdown()
+        }
+
+        /// The APNs client, when the key is given; its files are read now, so a bad one stops
+        /// the start with a clear message.
+        private func apnsClient(logger: Logger) throws -> APNsClient? {
+            guard let apnsKey, let apnsKeyId, let apnsTeamId else { return nil }
+            let key: APNsSigningKey
+            do {
+                key = try APNsSigningKey(teamID: apnsTeamId, keyID: apnsKeyId, pem: try String(contentsOfFile: apnsKey, encoding: .utf8))
+            } catch let error as APNsError {
+                throw CommandFailure("--apns-key \(apnsKey): \(error)")
+            } catch {
+                throw CommandFailure("cannot read --apns-key \(apnsKey): \(error.localizedDescription)")
+            }
+            var roots: [NIOSSLCertificate]?
+            if let apnsCa {
+                do {
+                    roots = try NIOSSLCertificate.fromPEMFile(apnsCa)
+                } catch {
+                    throw CommandFailure("--apns-ca \(apnsCa) holds no PEM certificate: \(error)")
+                }
+            }
+            return APNsClient(configuration: .init(endpoint: apnsEndpoint, signingKey: key, trustRoots: roots), logger: logger)
         }
     }
 
