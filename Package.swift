@@ -320,7 +320,13 @@ let package = Package(
 
         .target(
             name: "NotifBridgeTestSupport",
-            dependencies: ["NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeRelayCore", "NotifBridgeRelayPostgres", logging],
+            dependencies: [
+                "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeRelayCore", "NotifBridgeRelayPostgres", logging, crypto, nioCore,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+            ],
             path: "Tests/NotifBridgeTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -355,6 +361,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

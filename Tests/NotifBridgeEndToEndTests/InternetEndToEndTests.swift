@@ -24,6 +24,11 @@ struct RelaySource: InternetMessageSource {
     func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
         await client.run(receive: receive)
     }
+
+    func push(_ body: [UInt8]) async -> InternetPushResult {
+        let status = await client.push(body)
+        return status == .delivered ? .delivered : .notDelivered(RelayFrame.explain(status))
+    }
 }
 
 /// iPhone → relay → accessory, each a real part: the accessory daemon makes its X-Wing exchange

@@ -4,11 +4,12 @@ import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
-import NotifBridgeRelay
+@_spi(Testing) import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayStore
 import NotifBridgeTestSupport
@@ -116,6 +117,7 @@ struct APNsRelayTests {
                     if case .response(let response) = inbound { response.userText } else { nil }
                 }
                 #expect(texts == ["on my way", "five minutes"])
+                #expect(apns.lastHTTPVersion == .http2, "APNs takes HTTP/2 only")
 
                 // A device token APNs does not know: refused for good.
                 #expect(try await Self.register(client, token: RelayServerTests.post.text, body: #"{"pushToken":"00ff","bundleID":"\#(Self.bundleID)"}"#) == .noContent)

@@ -266,4 +266,27 @@ struct StoreRatchetTests {
         #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID) != nil)
         #expect(try store.receivingRatchet(exchangeID: 77) == nil)
     }
+
+    @Test("replies over the internet go to the newest exchange with ratchets and a recorded feature; none before")
+    func replyTarget() throws {
+        let directory = try TemporaryDirectory("store-reply-target")
+        defer { directory.remove() }
+        let store = try open(directory)
+        try store.saveExchange(exchange, keyID: [1], now: start)
+        try store.saveFeatureID("9F3C2A10-5B6D-4E7F-8A9B-0C1D2E3F4A5B", exchangeID: exchange.exchangeID)
+        #expect(try store.internetReplyTarget() == nil, "a P-256 exchange (no ratchets) has no internet target")
+        try store.startInternetRatchets(exchangeID: exchange.exchangeID, keyID: Self.keyID, chainKeys: Self.chainKeys)
+        let target = try #require(try store.internetReplyTarget())
+        #expect(target.exchangeID == exchange.exchangeID)
+        #expect(target.featureID == "9F3C2A10-5B6D-4E7F-8A9B-0C1D2E3F4A5B")
+        // A newer exchange that has carried nothing yet has no feature: no target until it has.
+        let newer = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 8, count: 1120))
+        try store.saveExchange(newer, keyID: [1], now: start)
+        try store.startInternetRatchets(exchangeID: newer.exchangeID, keyID: Self.keyID, chainKeys: Self.chainKeys)
+        #expect(try store.internetReplyTarget() == nil, "only the newest exchange is active")
+        try store.saveFeatureID("0A1B2C3D-5B6D-4E7F-8A9B-0C1D2E3F4A5B", exchangeID: newer.exchangeID)
+        #expect(try store.internetReplyTarget()?.exchangeID == newer.exchangeID)
+        try store.close()
+        #expect(try open(directory).internetReplyTarget()?.featureID == "0A1B2C3D-5B6D-4E7F-8A9B-0C1D2E3F4A5B", "kept across a restart")
+    }
 }

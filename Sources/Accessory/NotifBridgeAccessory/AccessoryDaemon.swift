@@ -21,6 +21,8 @@ public final class AccessoryDaemon: Sendable {
     let pipeline: AlertPipeline
     let runner: ConnectionRunner
     let ancs: ANCSRunner
+    /// Replies over the internet, once `run` is given a relay.
+    let internetOutbox: InternetOutbox
     let presenter: any Presenter
     let logger: Logger
     let gate: LogGate
@@ -76,7 +78,8 @@ public final class AccessoryDaemon: Sendable {
             gate: gate, presenter: presenter, logger: logger, budget: reassemblyBudget
         )
         ancs = ANCSRunner(store: store, pipeline: pipeline, registry: registry, presenter: presenter, logger: logger, gate: gate)
-        control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger, ancs: ancs)
+        internetOutbox = InternetOutbox(store: store)
+        control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger, ancs: ancs, internet: internetOutbox)
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
@@ -150,6 +153,7 @@ public final class AccessoryDaemon: Sendable {
                     if let port {
                         group.addTask { await self.ancs.run(port) }
                     }
+                    internetOutbox.attach(internet)
                     if let internet {
                         let relay = RelayRunner(source: internet, store: store, pipeline: pipeline, keys: keys, presenter: presenter, logger: logger, gate: gate)
                         group.addTask { await relay.run() }

@@ -19,6 +19,8 @@ struct ConnectionRunner: Sendable {
     let logger: Logger
     /// Partial-message bytes shared by every link.
     let budget: ReassemblyBudget
+    /// The transport session each exchange's messages came under, for replies over the internet.
+    let features = SavedFeatures()
 
     /// How often idle connections are checked for timed-out partial messages.
     static let tickInterval = Duration.seconds(1)
@@ -215,7 +217,13 @@ struct ConnectionRunner: Sendable {
         var replies: [AccessoryConnection.Action] = []
         for (delivery, result) in zip(batch, pipeline.commit(batch)) {
             switch result {
-            case .success(let outcome): replies += connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted)
+            case .success(let outcome):
+                replies += connection.delivered(delivery, stored: outcome.stored, alerted: outcome.alerted)
+                do {
+                    try features.record(delivery.featureID, exchangeID: delivery.exchangeID, in: store)
+                } catch {
+                    logger.error("cannot save the exchange's transport session (replies over the internet need it): \(error)")
+                }
             case .failure(let error): replies += connection.deliveryFailed("\(error)")
             }
         }

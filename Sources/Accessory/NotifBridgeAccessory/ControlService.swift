@@ -17,6 +17,8 @@ public struct ControlService: Sendable {
     let logger: Logger
     /// Notifications that came through ANCS are acted on through its Control Point.
     let ancs: ANCSRunner
+    /// With no iPhone connected, replies go over the internet, if a relay is configured.
+    let internet: InternetOutbox
 
     /// Notifications read from the store at a time while listing: memory stays bounded however
     /// many are stored.
@@ -208,9 +210,10 @@ public struct ControlService: Sendable {
         }
     }
 
-    /// Hands the event to the newest established iPhone connection and waits until it is sent.
+    /// Hands the event to the newest established iPhone connection and waits until it is sent;
+    /// with none, pushes it over the internet.
     private func sendToHost(_ event: AccessoryEvent.OneOf_Event) async -> Result<Void, SendFailure> {
-        guard let target = registry.newestEstablished() else { return .failure("no iPhone is connected; nothing was sent") }
+        guard let target = registry.newestEstablished() else { return await internet.send(event) }
         return await withCheckedContinuation { continuation in
             target.push(.send(event, reply: SendReply(continuation)))
         }

@@ -14,6 +14,15 @@ public protocol InternetMessageSource: Sendable {
     var name: String { get }
     /// Runs until the task is cancelled.
     func run(receive: @escaping @Sendable (_ seq: UInt64, _ message: [UInt8]) async throws -> Void) async
+    /// Hands a reply for the iPhone (an APNs push body, §10.6) to the relay, which pushes it.
+    func push(_ body: [UInt8]) async -> InternetPushResult
+}
+
+/// How a reply sent over the internet went.
+public enum InternetPushResult: Sendable, Equatable {
+    case delivered
+    /// Not delivered, saying why (for the person who asked to send it).
+    case notDelivered(String)
 }
 
 /// The internet transport on the accessory (docs/PROTOCOL.md §10–11): messages from the relay

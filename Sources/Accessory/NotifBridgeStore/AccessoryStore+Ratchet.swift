@@ -115,6 +115,31 @@ extension AccessoryStore {
         }
     }
 
+    /// Records the feature (transport session) whose messages the exchange decrypted: replies
+    /// over the internet name it. Only a feature a message decrypted under is recorded, never one
+    /// a link merely bound.
+    public func saveFeatureID(_ featureID: String, exchangeID: UInt64) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE key_exchange SET feature_id = ? WHERE exchange_id = ?", arguments: [featureID, Int64(bitPattern: exchangeID)])
+        }
+    }
+
+    /// Where a reply over the internet goes: the newest active exchange with internet ratchets
+    /// and a recorded feature; nil when there is none (no X-Wing exchange has carried a message).
+    public func internetReplyTarget() throws -> (exchangeID: UInt64, featureID: String)? {
+        try database.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT exchange_id, feature_id FROM key_exchange
+                WHERE active AND feature_id IS NOT NULL
+                  AND EXISTS (SELECT 1 FROM ratchet_chain WHERE ratchet_chain.exchange_id = key_exchange.exchange_id AND direction = 'accessory-to-host')
+                ORDER BY epoch DESC LIMIT 1
+                """)
+            guard let row, let featureID: String = row["feature_id"] else { return nil }
+            let id: Int64 = row["exchange_id"]
+            return (UInt64(bitPattern: id), featureID)
+        }
+    }
+
     /// Writes one message's changes, only over the state they were made from: the stored next
     /// index must be the one the message started from, and every key it spent or evicted must
     /// still be stored. Changes from a stale copy of the ratchet fail either check (a second

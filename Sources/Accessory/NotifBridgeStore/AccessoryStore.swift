@@ -129,6 +129,10 @@ public final class AccessoryStore: Sendable {
         migrator.registerMigration("v6: one index in age order") { db in
             try db.drop(index: "notification_by_time")
         }
+        // The transport session a reply over the internet names (its push's sessionIdentifier).
+        migrator.registerMigration("v7: the feature an exchange carried") { db in
+            try db.execute(sql: "ALTER TABLE key_exchange ADD COLUMN feature_id TEXT")
+        }
         return migrator
     }
 

@@ -41,6 +41,10 @@ public final class APNsClient: APNsPushing {
     private let http: HTTPClient
     private let schedule = Mutex(APNsTokenSchedule())
     private let logger: Logger
+    private let lastVersion = Mutex<HTTPVersion?>(nil)
+
+    /// The HTTP version of the last answer (APNs speaks HTTP/2 only), for the tests.
+    @_spi(Testing) public var lastHTTPVersion: HTTPVersion? { lastVersion.withLock { $0 } }
 
     public init(configuration: Configuration, logger: Logger) {
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -78,6 +82,7 @@ public final class APNsClient: APNsPushing {
         do {
             let response = try await http.execute(request, timeout: TimeAmount(configuration.timeout))
             status = response.status
+            lastVersion.withLock { $0 = response.version }
             let answer = try await response.body.collect(upTo: Self.maxResponseLength)
             reason = (try? JSONDecoder().decode(Answer.self, from: Data(answer.readableBytesView)))?.reason ?? ""
         } catch {

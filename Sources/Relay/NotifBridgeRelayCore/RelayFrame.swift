@@ -41,6 +41,19 @@ public enum RelayFrame: Sendable, Hashable {
         case notConfigured = 4
     }
 
+    /// What the accessory makes of a push's answer, or of none (`nil`: no inbox connection was
+    /// open, or it ended first).
+    public static func explain(_ status: PushStatus?) -> String {
+        switch status {
+        case .delivered: "APNs accepted it"
+        case .noPushToken: "the companion app has registered no push token with the relay"
+        case .refused: "refused for good (APNs refused it, or it was not a push body)"
+        case .tryLater: "APNs could not take it now; try again later"
+        case .notConfigured: "the relay has no APNs key"
+        case nil: "the relay inbox is not connected"
+        }
+    }
+
     public func encoded() -> [UInt8] {
         switch self {
         case .deliver(let seq, let message): Self.header(Self.deliverType, seq) + message

@@ -236,6 +236,11 @@ struct RelayInboxSource: InternetMessageSource {
     let client: RelayInboxClient
     var name: String { "the relay inbox \(client.configuration.relay) as \(client.configuration.accessoryID)" }
 
+    func push(_ body: [UInt8]) async -> InternetPushResult {
+        let status = await client.push(body)
+        return status == .delivered ? .delivered : .notDelivered(RelayFrame.explain(status))
+    }
+
     func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
         let logger = client.logger
         await client.run(onEvent: { event in

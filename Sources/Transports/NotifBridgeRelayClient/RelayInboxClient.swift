@@ -53,10 +53,17 @@ public struct RelayInboxClient: Sendable {
 
     public let configuration: Configuration
     public let logger: Logger
+    private let pushes = PushLane()
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
+    }
+
+    /// Hands a reply for the iPhone (a §10.6 push body) to the relay on the open connection and
+    /// returns the relay's answer; nil when no connection is open, or it ended before the answer.
+    public func push(_ body: [UInt8]) async -> RelayFrame.PushStatus? {
+        await pushes.push(body)
     }
 
     /// Runs until the task is cancelled.
@@ -95,19 +102,33 @@ public struct RelayInboxClient: Sendable {
             logger: logger
         ) { inbound, outbound, _ in
             onEvent(.connected)
-            var last: UInt64 = 0
-            // A deliver frame is at most 9 + maxMessageLength bytes; anything longer ends the
-            // connection before it is buffered.
-            for try await message in inbound.messages(maxSize: RelayFrame.headerLength + limits.maxMessageLength) {
-                guard case .binary(let buffer) = message else { throw Violation(description: "the relay sent a text message") }
-                guard case .deliver(let seq, let body) = try RelayFrame(decoding: buffer.readableBytesView, limits: limits) else {
-                    throw Violation(description: "the relay sent an ack")
+            let (frames, send) = AsyncStream.makeStream(of: [UInt8].self)
+            pushes.opened(send)
+            defer { pushes.closed() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Pushes go out as they come; acks go out from the reader below.
+                group.addTask {
+                    for await frame in frames { try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
                 }
-                guard seq > last else { throw Violation(description: "the relay sent message \(seq) after \(last)") }
-                last = seq
-                try await receive(seq, body)
-                try await outbound.write(.binary(ByteBuffer(bytes: RelayFrame.ack(seq: seq).encoded())))
-                carried.value.withLock { $0 = true }
+                defer { group.cancelAll() }
+                var last: UInt64 = 0
+                // A deliver frame is at most 9 + maxMessageLength bytes; anything longer ends the
+                // connection before it is buffered.
+                for try await message in inbound.messages(maxSize: RelayFrame.headerLength + limits.maxMessageLength) {
+                    guard case .binary(let buffer) = message else { throw Violation(description: "the relay sent a text message") }
+                    switch try RelayFrame(decoding: buffer.readableBytesView, limits: limits) {
+                    case .deliver(let seq, let body):
+                        guard seq > last else { throw Violation(description: "the relay sent message \(seq) after \(last)") }
+                        last = seq
+                        try await receive(seq, body)
+                        try await outbound.write(.binary(ByteBuffer(bytes: RelayFrame.ack(seq: seq).encoded())))
+                        carried.value.withLock { $0 = true }
+                    case .pushed(let id, let status):
+                        guard pushes.answered(id, status) else { throw Violation(description: "the relay answered push \(id), which was not sent") }
+                    case .ack, .push:
+                        throw Violation(description: "the relay sent a frame only an accessory sends")
+                    }
+                }
             }
         }
     }

@@ -9,14 +9,14 @@ import NIOSSL
 import Synchronization
 
 /// The test-only keys and certificates of Tests/Fixtures/apns-standin.
-enum StandInFixtures {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/apns-standin").standardizedFileURL
+public enum StandInFixtures {
+    public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/apns-standin").standardizedFileURL
 
-    static func text(_ name: String) throws -> String {
+    public static func text(_ name: String) throws -> String {
         try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
     }
 
-    static func caCertificates() throws -> [NIOSSLCertificate] {
+    public static func caCertificates() throws -> [NIOSSLCertificate] {
         try NIOSSLCertificate.fromPEMBytes(Array(text("ca.pem").utf8))
     }
 }
@@ -25,7 +25,7 @@ enum StandInFixtures {
 /// checks of a push of type `accessory` (the provider token's ES256 signature, key ID and team,
 /// the push type, the topic, the device token, the size), answers as APNs does, and hands each
 /// push it accepts to `deliver`: the simulated iPhone's system.
-final class APNsStandIn: Sendable {
+public final class APNsStandIn: Sendable {
     let teamID: String
     let keyID: String
     let publicKey: P256.Signing.PublicKey
@@ -34,9 +34,9 @@ final class APNsStandIn: Sendable {
     let deliver: @Sendable (Data) -> Void
 
     /// Every request's outcome, as `status reason`.
-    let answers = Mutex<[String]>([])
+    public let answers = Mutex<[String]>([])
 
-    init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, devices: [String: String], deliver: @escaping @Sendable (Data) -> Void) {
+    public init(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, devices: [String: String], deliver: @escaping @Sendable (Data) -> Void) {
         self.teamID = teamID
         self.keyID = keyID
         self.publicKey = publicKey
@@ -44,7 +44,7 @@ final class APNsStandIn: Sendable {
         self.deliver = deliver
     }
 
-    func application(onListening: @escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol {
+    public func application(onListening: @escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol {
         let router = Router()
         router.post("/3/device/{token}") { request, context -> Response in
             let answer = try await self.answer(request, context)
