@@ -227,6 +227,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                "NotifBridgeHostCore",
             ],
             path: "Sources/Transports/NotifBridgeRelayClient",
             swiftSettings: swiftSettings
@@ -373,7 +374,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeRelayClientTests",
             dependencies: [
-                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
+                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeHostCore", "NotifBridgeTestSupport", logging, nioCore,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -3,12 +3,13 @@
 # a single worker, then prints a table: harness, executions, seconds, executions per second,
 # crashes. Exits 1 if any harness crashed, hung or ran out of memory.
 #
-#   FuzzTesting/run.sh HARNESS|all [--runs N] [--seconds S] [--release] [--build-only] [-- LIBFUZZER_ARGS...]
+#   FuzzTesting/run.sh HARNESS|all [--runs N] [--seconds S] [--release] [--build-only | --skip-build] [-- LIBFUZZER_ARGS...]
 #
 # HARNESS is a target name (reassembler, stream-decoder, session, ledger, control, apns,
 # scenario, policy, ancs, ratchet). --runs and --seconds bound each harness (whichever comes first); with
 # neither, a harness runs until it finds something. --release builds with -c release;
-# --build-only builds and stops (CI builds beside its VM step).
+# --build-only builds and stops (CI builds beside its VM step); --skip-build runs what such a build
+# left (SwiftPM rebuilds most of this sanitizer build even when nothing changed, minutes on CI).
 # FUZZ_BUILD_JOBS sets the build's -j (default: SwiftPM's). Each harness grows its corpus in
 # .build/fuzz/<harness>/corpus, seeded from Corpus/<harness>; a crash input is written to
 # .build/fuzz/<harness>/artifacts/ and belongs in Tests/Regressions/<harness>/ once fixed.
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 all=(reassembler stream-decoder session ledger control apns scenario policy ancs ratchet)
-usage() { echo "usage: $0 HARNESS|all [--runs N] [--seconds S] [--release] [--build-only] [-- LIBFUZZER_ARGS...]" >&2; exit 2; }
+usage() { echo "usage: $0 HARNESS|all [--runs N] [--seconds S] [--release] [--build-only | --skip-build] [-- LIBFUZZER_ARGS...]" >&2; exit 2; }
 
 [[ $# -ge 1 ]] || usage
 case "$1" in
@@ -24,13 +25,14 @@ case "$1" in
     *) [[ " ${all[*]} " == *" $1 "* ]] || usage; harnesses=("$1") ;;
 esac
 shift
-limits=() configuration=debug build_only=0
+limits=() configuration=debug build_only=0 skip_build=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --runs) [[ $# -ge 2 ]] || usage; limits+=("-runs=$2"); shift 2 ;;
         --seconds) [[ $# -ge 2 ]] || usage; limits+=("-max_total_time=$2"); shift 2 ;;
         --release) configuration=release; shift ;;
         --build-only) build_only=1; shift ;;
+        --skip-build) skip_build=1; shift ;;
         --) shift; break ;;
         *) usage ;;
     esac
@@ -42,11 +44,13 @@ extra=("$@")
 # combined flag, appended after SwiftPM's, gives every Swift module both.
 build=(swift build -c "$configuration" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address)
 [[ -n "${FUZZ_BUILD_JOBS:-}" ]] && build+=(-j "$FUZZ_BUILD_JOBS")
-echo "== ${build[*]}"
-started=$(date +%s)
 mkdir -p .build/fuzz
-"${build[@]}" >.build/fuzz/build.log 2>&1 || { tail -40 .build/fuzz/build.log; exit 1; }
-echo "   built in $(( $(date +%s) - started )) s"
+if [[ $skip_build == 0 ]]; then
+    echo "== ${build[*]}"
+    started=$(date +%s)
+    "${build[@]}" >.build/fuzz/build.log 2>&1 || { tail -40 .build/fuzz/build.log; exit 1; }
+    echo "   built in $(( $(date +%s) - started )) s"
+fi
 [[ $build_only == 1 ]] && exit 0
 bin=$("${build[@]}" --show-bin-path)
 
@@ -62,6 +66,9 @@ executable() {
 max_len() {
     case "$1" in session | ledger) echo 8192 ;; *) echo 4096 ;; esac
 }
+for harness in "${harnesses[@]}"; do
+    [[ -x $bin/$(executable "$harness") ]] || { echo "no $(executable "$harness") in $bin: build it (run.sh without --skip-build)" >&2; exit 1; }
+done
 
 # A clean exit for libFuzzer. Leak checking is off, per input and at exit: LeakSanitizer cannot
 # follow references that Swift packs into enum payloads, so it reports globals (the golden keys)

@@ -75,15 +75,7 @@ struct PhoneTarget: ParsableArguments {
         try RelayCredentials.check(id: relayId)
         let client = RelayPostClient(configuration: .init(relay: relay, accessoryID: relayId, token: try RelayCredentials.token(file: relayTokenFile)))
         return try InternetTransport(file: InternetPairingFile(path: internetPairing)) { message throws(AccessoryMessageError) in
-            do throws(RelayPostClient.Failure) {
-                _ = try await client.post(message)
-            } catch {
-                FileHandle.standardError.write(Data("notifbridge: \(error)\n".utf8))
-                switch error {
-                case .busy: throw .transportFailed
-                case .unreachable, .refused: throw .transportUnavailable
-                }
-            }
+            try await client.send(message) { FileHandle.standardError.write(Data("notifbridge: \($0)\n".utf8)) }
         }
     }
 

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NotifBridgeHostCore
 
 /// The transport extension's upload for the internet transport (docs/PROTOCOL.md §11.5): one
 /// sealed message per `POST /v1/accessories/{id}/messages`, authorised with the accessory's post
@@ -93,5 +94,23 @@ public struct RelayPostClient: Sendable {
 
     private struct Answer: Decodable {
         var seq: UInt64
+    }
+}
+
+extension RelayPostClient {
+    /// A post as the transport extension completes `messageReceived` for the system: a relay
+    /// that cannot take it now is `.transportFailed` (the system retries), one that is unreachable
+    /// or refuses it is `.transportUnavailable` (the system tries the next transport, or holds it).
+    /// `onFailure` hears why, for a log.
+    public func send(_ message: Data, onFailure: @Sendable (Failure) -> Void = { _ in }) async throws(AccessoryMessageError) {
+        do throws(Failure) {
+            _ = try await post(message)
+        } catch {
+            onFailure(error)
+            switch error {
+            case .busy: throw .transportFailed
+            case .unreachable, .refused: throw .transportUnavailable
+            }
+        }
     }
 }
