@@ -4,7 +4,7 @@
 # Safe to run again: an online cluster, the role and the database are left as they are.
 set -euo pipefail
 
-read -r version cluster status < <(pg_lsclusters --no-header | awk 'NR == 1 { print $1, $2, $4 }')
+read -r version cluster status < <(pg_lsclusters --no-header | awk 'NR == 1 { print $1, $2, $4 }') || true
 if [[ -z ${version:-} ]]; then
     echo "no PostgreSQL cluster: is the postgresql package installed?" >&2
     exit 1
