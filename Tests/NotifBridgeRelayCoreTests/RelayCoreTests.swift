@@ -19,7 +19,9 @@ struct RelayFrameTests {
     @Test("Refused frames, each named", arguments: [
         ([UInt8](), RelayError.Code.malformed), (Array(repeating: 2, count: 8), .malformed),
         ([1, 1, 0, 0, 0, 0, 0, 0, 0], .malformed), ([2, 1, 0, 0, 0, 0, 0, 0, 0, 9], .malformed),
-        ([3, 1, 0, 0, 0, 0, 0, 0, 0], .malformed),
+        ([3, 1, 0, 0, 0, 0, 0, 0, 0], .malformed), ([4, 1, 0, 0, 0, 0, 0, 0, 0], .malformed),
+        ([4, 1, 0, 0, 0, 0, 0, 0, 0, 5], .malformed), ([4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0], .malformed),
+        ([5, 1, 0, 0, 0, 0, 0, 0, 0], .malformed),
     ])
     func refused(bytes: [UInt8], code: RelayError.Code) {
         do {
@@ -28,6 +30,18 @@ struct RelayFrameTests {
         } catch {
             #expect(error.code == code)
         }
+    }
+
+    @Test("Push and pushed in bytes, as PROTOCOL.md §11.2 shows them; a push body of 4,096 bytes is taken, 4,097 refused")
+    func pushFrames() throws {
+        #expect(RelayFrame.push(id: 1, body: Array("{}".utf8)).encoded() == [0x03, 1, 0, 0, 0, 0, 0, 0, 0, 0x7B, 0x7D])
+        #expect(RelayFrame.pushed(id: 5, status: .tryLater).encoded() == [0x04, 5, 0, 0, 0, 0, 0, 0, 0, 3])
+        for status in RelayFrame.PushStatus.allCases {
+            #expect(try RelayFrame(decoding: RelayFrame.pushed(id: 9, status: status).encoded()) == .pushed(id: 9, status: status))
+        }
+        let atLimit = RelayFrame.push(id: 2, body: Array(repeating: 0x20, count: RelayFrame.maxPushBodyLength))
+        #expect(try RelayFrame(decoding: atLimit.encoded()) == atLimit)
+        #expect(throws: RelayError.self) { try RelayFrame(decoding: atLimit.encoded() + [0x20]) }
     }
 
     @Test("A message of maxMessageLength is a frame; one byte more is refused before it is copied")

@@ -75,7 +75,8 @@ struct PhoneTarget: ParsableArguments {
         try RelayCredentials.check(id: relayId)
         let client = RelayPostClient(configuration: .init(relay: relay, accessoryID: relayId, token: try RelayCredentials.token(file: relayTokenFile)))
         return try InternetTransport(file: InternetPairingFile(path: internetPairing)) { message throws(AccessoryMessageError) in
-            try await client.send(message) { FileHandle.standardError.write(Data("notifbridge: \($0)\n".utf8)) }
+            // The relay's answer is a peer's text.
+            try await client.send(message) { FileHandle.standardError.write(Data("notifbridge: \(terminalSafe("\($0)"))\n".utf8)) }
         }
     }
 
