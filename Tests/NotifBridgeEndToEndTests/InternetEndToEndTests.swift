@@ -20,6 +20,17 @@ import Testing
 /// The relay inbox client as the daemon's source of internet messages.
 struct RelaySource: InternetMessageSource {
     let client: RelayInboxClient
+
+    /// The test accessory's inbox at a relay on this machine, retrying quickly.
+    static func loopback(port: Int, maxRetryDelay: Duration = .seconds(60)) -> RelaySource {
+        RelaySource(client: RelayInboxClient(
+            configuration: .init(
+                relay: "ws://127.0.0.1:\(port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text,
+                minRetryDelay: .milliseconds(50), maxRetryDelay: maxRetryDelay
+            ),
+            logger: Logger(label: "inbox", factory: { _ in SwiftLogNoOpLogHandler() })
+        ))
+    }
     var name: String { "the test relay" }
     func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
         await client.run(receive: receive)
@@ -165,10 +176,7 @@ struct PhoneInternetTransportTests {
         var relay = try await RunningRelay.start(path: relayPath)
         try relay.store.register(accessory: InternetEndToEndTests.accessoryID, inbox: InternetEndToEndTests.inbox, post: InternetEndToEndTests.post)
         let port = relay.port
-        let source = RelaySource(client: RelayInboxClient(
-            configuration: .init(relay: "ws://127.0.0.1:\(port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text, minRetryDelay: .milliseconds(50), maxRetryDelay: .milliseconds(200)),
-            logger: Logger(label: "inbox", factory: { _ in SwiftLogNoOpLogHandler() })
-        ))
+        let source = RelaySource.loopback(port: port, maxRetryDelay: .milliseconds(200))
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
 
         // The exchange over the link; the iPhone saves its internet keys as `phone --internet-pairing` does.

@@ -44,10 +44,7 @@ struct InternetRepliesEndToEndTests {
             let relayStore = try RelayStore(path: directory.path + "/relay.sqlite")
             try relayStore.register(accessory: InternetEndToEndTests.accessoryID, inbox: InternetEndToEndTests.inbox, post: InternetEndToEndTests.post)
             try await RelayServer(store: relayStore, configuration: .init(port: 0), pusher: apns, logger: quiet).application().test(.live) { relay in
-                let source = RelaySource(client: RelayInboxClient(
-                    configuration: .init(relay: "ws://127.0.0.1:\(try #require(relay.port))", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text, minRetryDelay: .milliseconds(50)),
-                    logger: quiet
-                ))
+                let source = RelaySource.loopback(port: try #require(relay.port))
                 let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
                 // The notification arrives over the link; then the iPhone walks away.
                 let note = TestPhone.withActions("m1")

@@ -29,10 +29,7 @@ struct PostgresEndToEndTests {
             try await stores[0].register(accessory: InternetEndToEndTests.accessoryID, inbox: InternetEndToEndTests.inbox, post: InternetEndToEndTests.post)
             try await RelayServer(store: stores[0], configuration: .init(port: 0), logger: logger).application().test(.live) { one in
                 try await RelayServer(store: stores[1], configuration: .init(port: 0), logger: logger).application().test(.live) { two in
-                    let source = RelaySource(client: RelayInboxClient(
-                        configuration: .init(relay: "ws://127.0.0.1:\(try #require(two.port))", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text, minRetryDelay: .milliseconds(50)),
-                        logger: logger
-                    ))
+                    let source = RelaySource.loopback(port: try #require(two.port))
                     let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
                     let (_, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
                         _ = try await connection.waitUntilEstablished()

@@ -30,10 +30,7 @@ struct TransportWalkTests {
         defer { directory.remove() }
         let relay = try await RunningRelay.start(path: directory.path + "/relay.sqlite")
         try relay.store.register(accessory: InternetEndToEndTests.accessoryID, inbox: InternetEndToEndTests.inbox, post: InternetEndToEndTests.post)
-        let source = RelaySource(client: RelayInboxClient(
-            configuration: .init(relay: "ws://127.0.0.1:\(relay.port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.inbox.text, minRetryDelay: .milliseconds(50)),
-            logger: Logger(label: "inbox", factory: { _ in SwiftLogNoOpLogHandler() })
-        ))
+        let source = RelaySource.loopback(port: relay.port)
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
 
         let port = accessory.port
