@@ -140,7 +140,9 @@ struct CentralBusTests {
         defer { daemon.stop() }
         let bluez = try await FakeBlueZ(address: daemon.address, script: .init(advertisesFromScan: 1000))
         let error = await #expect(throws: BluetoothFailure.self) {
-            _ = try await GATTCentral.connect(Self.options(timeout: .seconds(1)), bus: daemon.address, logger: Self.quiet)
+            // Long enough for a second scan on a loaded machine (one second saw only one while the
+            // whole suite ran).
+            _ = try await GATTCentral.connect(Self.options(timeout: .seconds(3)), bus: daemon.address, logger: Self.quiet)
         }
         let message = error?.description ?? ""
         #expect(message.contains("was seen on hci1"), "\(message)")
