@@ -140,14 +140,16 @@ struct CentralBusTests {
         defer { daemon.stop() }
         let bluez = try await FakeBlueZ(address: daemon.address, script: .init(advertisesFromScan: 1000))
         let error = await #expect(throws: BluetoothFailure.self) {
-            // Long enough for a second scan on a loaded machine (one second saw only one while the
-            // whole suite ran).
-            _ = try await GATTCentral.connect(Self.options(timeout: .seconds(3)), bus: daemon.address, logger: Self.quiet)
+            _ = try await GATTCentral.connect(Self.options(timeout: .seconds(1)), bus: daemon.address, logger: Self.quiet)
         }
         let message = error?.description ?? ""
+        // How many scans fit in the time depends on the machine's load (a full suite on two cores
+        // has starved the bus for seconds), so the message is checked against the count the
+        // stand-in saw; that a scan is restarted is scanRestarts' job.
+        let scans = bluez.shared.state.withLock { $0.scans }
+        #expect(scans >= 1)
         #expect(message.contains("was seen on hci1"), "\(message)")
-        #expect(message.contains("scans"), "\(message)")
-        #expect(bluez.shared.state.withLock { $0.scans } >= 2)
+        #expect(message.contains("(\(scans) scan\(scans == 1 ? "" : "s"))"), "\(message)")
         bluez.bus.close()
     }
 }
