@@ -61,6 +61,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // MARK: Protocol: shared by both sides, no IO.
@@ -130,6 +131,22 @@ let package = Package(
                 "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
+            swiftSettings: swiftSettings
+        ),
+        // The web dashboard (Hummingbird 2, a WebSocket for live changes, Mustache pages): IO, so
+        // a target of its own that only the executable and its tests link.
+        .target(
+            name: "NotifBridgeDashboard",
+            dependencies: [
+                "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeCrypto", "NotifBridgeStore", "NotifBridgeWire",
+                "NotifBridgeTCP", "NotifBridgeFiles", crypto, logging, nioCore,
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Sources/Accessory/NotifBridgeDashboard",
             swiftSettings: swiftSettings
         ),
 
@@ -286,6 +303,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
+                "NotifBridgeDashboard",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
@@ -441,6 +459,20 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeFuzzingTests",
             dependencies: ["NotifBridgeFuzzing"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeDashboardTests",
+            dependencies: [
+                "NotifBridgeDashboard", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeStore", "NotifBridgeHost",
+                "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", logging, nioCore, serviceLifecycle,
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -5,9 +5,11 @@ import ServiceLifecycle
 import UnixSignals
 import NotifBridgeAccessory
 import NotifBridgeCrypto
+import NotifBridgeDashboard
 import NotifBridgeDisplay
 import NotifBridgeRelayClient
 import NotifBridgeRelayCore
+import NotifBridgeStore
 import NotifBridgeTCP
 import NotifBridgeWire
 #if canImport(NotifBridgeBLE)
@@ -85,6 +87,12 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "File holding this accessory's inbox token at the relay (keep it 0600).")
     var relayTokenFile: String?
 
+    @Option(help: ArgumentHelp(
+        "Serve the web dashboard on HOST:PORT, e.g. 127.0.0.1:7421 (off unless given).",
+        discussion: "Every request needs the token in <state>/dashboard-token; open http://HOST:PORT/login?token=<token> once."
+    ))
+    var dashboard: DashboardAddress?
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -119,6 +127,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite,
                                                    resources: .init(maxConnections: maxConnections), commitWindow: .milliseconds(commitWindow))
         let daemon: AccessoryDaemon
+        let hub = dashboard.map { _ in DashboardHub() }
         do {
             let policy = try loadPolicy(config, stateDirectory: state)
             var profile: DisplayProfile?
@@ -129,10 +138,11 @@ struct AccessoryCommand: AsyncParsableCommand {
                 profile = parsed
             }
             let sinks = try await AlertSinks.make(policy, logger: logger)
+            let presenter: any Presenter = json ? JSONPresenter() : TerminalPresenter(profile: profile)
             daemon = try AccessoryDaemon(
                 configuration: configuration,
                 policy: policy,
-                presenter: json ? JSONPresenter() : TerminalPresenter(profile: profile),
+                presenter: hub.map { PresenterGroup([presenter, $0]) } ?? presenter,
                 sinks: sinks.all,
                 logger: logger
             )
@@ -158,7 +168,11 @@ struct AccessoryCommand: AsyncParsableCommand {
         }
         // SIGTERM (systemd, kill) and SIGINT (Ctrl-C) stop gracefully: what was read is committed
         // and acknowledged before the process exits.
-        var group = ServiceGroupConfiguration(services: [.init(service: service)], logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        if let dashboard, let hub {
+            services.append(.init(service: try dashboardService(dashboard, daemon: daemon, hub: hub, logger: logger)))
+        }
+        var group = ServiceGroupConfiguration(services: services, logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + .seconds(5)
         try await ServiceGroup(configuration: group).run()
@@ -220,6 +234,32 @@ struct AccessoryCommand: AsyncParsableCommand {
         #endif
     }
 
+    /// The web dashboard, its token made on first use.
+    private func dashboardService(_ address: DashboardAddress, daemon: AccessoryDaemon, hub: DashboardHub, logger: Logger) throws -> some Service {
+        let (token, tightened): (DashboardToken, Bool)
+        do {
+            (token, tightened) = try DashboardToken.loadOrCreate(in: state)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        let tokenPath = (state as NSString).appendingPathComponent(DashboardToken.fileName)
+        if tightened { logger.notice("\(tokenPath) could be read by others; changed it to 0600") }
+        if let held = try? daemon.store.activeExchange(keyID: daemon.keyID) {
+            hub.holding(suite: held.cipherSuite, exchangeID: held.exchangeID)
+        }
+        if !TCPLink.isLoopback(address.host) {
+            logger.warning("the dashboard listens on \(address.host), beyond this machine, over plain HTTP: its token crosses the network readable")
+        }
+        let server = DashboardServer(
+            store: daemon.store, policy: daemon.policy, respond: daemon.control.respond, hub: hub, token: token, tokenPath: tokenPath,
+            configuration: .init(host: address.host, port: address.port), logger: logger
+        )
+        let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+        return server.application(onListening: { port in
+            logger.notice("dashboard at http://\(host):\(port)/ (its token is in \(tokenPath))")
+        })
+    }
+
     /// The relay inbox, when --relay is given; the token is read now, so a missing or empty file
     /// stops the start with a clear message.
     private func relaySource(logger: Logger) throws -> (any InternetMessageSource)? {
@@ -263,6 +303,30 @@ func requireDBus() throws {
     }
 }
 #endif
+
+/// `--dashboard HOST:PORT`; an IPv6 host in brackets, `[::1]:7421`.
+struct DashboardAddress: ExpressibleByArgument {
+    var host: String
+    var port: Int
+
+    init?(argument: String) {
+        let host: Substring, port: Substring
+        if argument.hasPrefix("["), let close = argument.firstIndex(of: "]") {
+            host = argument[argument.index(after: argument.startIndex)..<close]
+            guard argument[close...].hasPrefix("]:") else { return nil }
+            port = argument[argument.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = argument.lastIndex(of: ":"), !argument[..<colon].contains(":") else { return nil }
+            host = argument[..<colon]
+            port = argument[argument.index(after: colon)...]
+        }
+        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else { return nil }
+        self.host = String(host)
+        self.port = number
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
 
 /// How the accessory and the simulated iPhone reach each other.
 enum LinkTransport: String, ExpressibleByArgument, CaseIterable {

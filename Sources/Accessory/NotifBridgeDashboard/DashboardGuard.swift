@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HTTPTypes
+import Hummingbird
+
+/// Lets a request through only with the dashboard's token: the session cookie the login sets,
+/// or `Authorization: Bearer`. On loopback it also refuses a Host header that is not a loopback
+/// name, so a web page that rebinds its own name to 127.0.0.1 cannot reach the dashboard even
+/// before the token stops it.
+struct DashboardGuard: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    let token: DashboardToken
+    let tokenPath: String
+    let loopbackOnly: Bool
+
+    static let cookieName = "notifbridge_dashboard"
+    /// Reachable without the token: the login itself and the stylesheet it uses.
+    static let open: Set<String> = ["/login", "/static/dashboard.css"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard hostAllowed(request) else {
+            throw HTTPError(.misdirectedRequest, message: "this dashboard answers to loopback names only")
+        }
+        if Self.open.contains(request.uri.path) || authorized(request) {
+            return try await next(request, context)
+        }
+        if request.method == .get, request.uri.path == "/" || request.uri.path == "/notification" {
+            return loginPage(failed: false, status: .unauthorized)
+        }
+        throw HTTPError(.unauthorized, message: "the dashboard's token is required (the file \(tokenPath))")
+    }
+
+    func authorized(_ request: Request) -> Bool {
+        if let cookie = request.cookies[Self.cookieName], token.matches(Substring(cookie.value)) { return true }
+        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
+            return token.matches(header.dropFirst("Bearer ".count))
+        }
+        return false
+    }
+
+    /// The WebSocket upgrade: the token, a loopback Host, and a page of this same origin.
+    func allowsLive(_ request: Request) -> Bool {
+        hostAllowed(request) && authorized(request) && sameOrigin(request)
+    }
+
+    func checkSameOrigin(_ request: Request) throws {
+        guard sameOrigin(request) else { throw HTTPError(.forbidden, message: "a request from another site's page is refused") }
+    }
+
+    /// Each Origin that names a page (http or https) must be this dashboard's own. No Origin,
+    /// or a ws:// one (what non-browser WebSocket clients send; no page has such an origin), is
+    /// not a browser page.
+    private func sameOrigin(_ request: Request) -> Bool {
+        let pages = request.headers[values: .origin].filter { !$0.hasPrefix("ws://") && !$0.hasPrefix("wss://") }
+        guard !pages.isEmpty else { return true }
+        guard let host = request.head.authority else { return false }
+        return pages.allSatisfy { $0 == "http://\(host)" || $0 == "https://\(host)" }
+    }
+
+    private func hostAllowed(_ request: Request) -> Bool {
+        guard loopbackOnly else { return true }
+        guard let host = request.head.authority else { return true }
+        let name: Substring
+        if host.hasPrefix("[") {
+            name = host.dropFirst().prefix { $0 != "]" }
+        } else {
+            name = host.prefix { $0 != ":" }
+        }
+        return Self.isLoopbackName(String(name))
+    }
+
+    /// `localhost`, an IPv4 address in 127.0.0.0/8 or `::1`, parsed as addresses: a name that
+    /// merely starts with "127." is somebody's domain.
+    static func isLoopbackName(_ name: String) -> Bool {
+        if name.lowercased() == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        return inet_pton(AF_INET6, name, &v6) == 1 && withUnsafeBytes(of: &v6) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+    }
+
+    private struct LoginPage {
+        let pageTitle = "Sign in"
+        let tokenPath: String
+        let failed: Bool
+    }
+
+    func loginPage(failed: Bool, status: HTTPResponse.Status) -> Response {
+        DashboardServer.html(DashboardTemplates.render(LoginPage(tokenPath: tokenPath, failed: failed), "login"), status: status)
+    }
+
+    /// With the right token, sets the session cookie (HttpOnly, SameSite=Strict) and goes to the
+    /// list; with a wrong one, shows the login again.
+    func login(token candidate: String?) throws -> Response {
+        guard let candidate, token.matches(Substring(candidate)) else {
+            return loginPage(failed: candidate != nil, status: .unauthorized)
+        }
+        var response = Response(status: .seeOther, headers: [.location: "/"])
+        response.setCookie(Cookie(name: Self.cookieName, value: token.value, path: "/", httpOnly: true, sameSite: .strict))
+        return response
+    }
+}
+
+/// Headers on every response: nothing from elsewhere, no framing, no referrer (a login URL
+/// carries the token), nothing cached.
+struct SecurityHeaders: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    static let policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPError {
+            response = try error.response(from: request, context: context)
+        }
+        if response.headers[.contentSecurityPolicy] == nil { response.headers[.contentSecurityPolicy] = Self.policy }
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[Self.referrerPolicy] = "no-referrer"
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}

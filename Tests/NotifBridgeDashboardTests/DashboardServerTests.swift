@@ -1,0 +1,180 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import HTTPTypes
+import HummingbirdWSClient
+import NotifBridgeAccessory
+import NotifBridgeControl
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import ServiceLifecycle
+import Testing
+@testable import NotifBridgeDashboard
+
+/// The dashboard's HTTP side on a real loopback socket: what it lets in, what it refuses and why.
+@Suite("Dashboard server", .timeLimit(.minutes(1)))
+struct DashboardServerTests {
+    /// A dashboard over an empty store whose respond records what it was asked.
+    struct Running {
+        let port: Int
+        let token: DashboardToken
+        let asked: AsyncStream<ControlRequest>
+    }
+
+    private static func withDashboard(_ body: (Running) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory("dashboard")
+        defer { directory.remove() }
+        let logger = Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
+        let store = try AccessoryStore(path: directory.path + "/store.sqlite")
+        let (token, _) = try DashboardToken.loadOrCreate(in: directory.path)
+        let (asked, ask) = AsyncStream.makeStream(of: ControlRequest.self)
+        let server = DashboardServer(
+            store: store, policy: PolicyFile.default, respond: { request in ask.yield(request); return .success("sent") }, hub: DashboardHub(),
+            token: token, tokenPath: directory.path + "/" + DashboardToken.fileName, configuration: .init(port: 0), logger: logger
+        )
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        try await body(Running(port: port, token: token, asked: asked))
+    }
+
+    /// Redirects are looked at, not followed: the login's 303 is under test.
+    private static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+
+    private static func request(
+        _ running: Running, _ path: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], body: String? = nil
+    ) async throws -> (status: Int, headers: HTTPHeaders, body: String) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(running.port)\(path)")
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), response.headers, String(buffer: bytes))
+    }
+
+    private static func bearer(_ running: Running) -> (String, String) {
+        ("Authorization", "Bearer \(running.token.value)")
+    }
+
+    @Test("Without the token: the list shows the login, other paths 401; the stylesheet is open")
+    func tokenRequired() async throws {
+        try await Self.withDashboard { running in
+            let page = try await Self.request(running, "/")
+            #expect(page.status == 401 && page.body.contains("dashboard-token"))
+            #expect(try await Self.request(running, "/respond", method: .POST, body: "{}").status == 401)
+            #expect(try await Self.request(running, "/file?source=a&id=b&part=source-icon").status == 401)
+            #expect(try await Self.request(running, "/", headers: [("Authorization", "Bearer " + String(repeating: "0", count: 64))]).status == 401)
+            #expect(try await Self.request(running, "/static/dashboard.css").status == 200)
+            let open = try await Self.request(running, "/", headers: [Self.bearer(running)])
+            #expect(open.status == 200)
+            #expect(open.headers["Content-Security-Policy"].first?.contains("default-src 'none'") == true)
+            #expect(open.headers["Referrer-Policy"].first == "no-referrer")
+        }
+    }
+
+    @Test("The login sets an HttpOnly, SameSite=Strict cookie that opens the pages; a wrong token does not")
+    func login() async throws {
+        try await Self.withDashboard { running in
+            let wrong = try await Self.request(running, "/login?token=nope")
+            #expect(wrong.status == 401 && wrong.body.contains("not this dashboard"))
+            let right = try await Self.request(running, "/login?token=\(running.token.value)")
+            #expect(right.status == 303)
+            let cookie = try #require(right.headers["Set-Cookie"].first)
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+            let value = try #require(cookie.split(separator: ";").first.map(String.init))
+            #expect(try await Self.request(running, "/", headers: [("Cookie", value)]).status == 200)
+            let posted = try await Self.request(running, "/login", method: .POST, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "token=\(running.token.value)")
+            #expect(posted.status == 303)
+        }
+    }
+
+    @Test("A Host that is not a loopback name is refused, as a rebound DNS name would send", arguments: [
+        ("127.0.0.1:7421", 200), ("localhost:7421", 200), ("[::1]:7421", 200), ("attacker.example:7421", 421), ("127.0.0.1.attacker.example", 421),
+    ])
+    func hostChecked(host: String, status: Int) async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, "/", headers: [Self.bearer(running), ("Host", host)])
+            #expect(response.status == status)
+        }
+    }
+
+    @Test("Respond: JSON from this origin is carried out; another origin, another type or a list is refused")
+    func respond() async throws {
+        try await Self.withDashboard { running in
+            let json = ("Content-Type", "application/json")
+            let body = #"{"op":"action","source":"com.apple.MobileSMS","id":"m1","action":"like"}"#
+            let sent = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: body)
+            #expect(sent.status == 200 && sent.body.contains(#""ok":true"#))
+            var asked = running.asked.makeAsyncIterator()
+            #expect(await asked.next() == ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "m1", action: "like"))
+
+            let elsewhere = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json, ("Origin", "http://attacker.example")], body: body)
+            #expect(elsewhere.status == 403)
+            let form = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), ("Content-Type", "text/plain")], body: body)
+            #expect(form.status == 415)
+            let list = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: #"{"op":"list"}"#)
+            #expect(list.status == 422 && list.body.contains("not an action"))
+            let garbage = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: "{")
+            #expect(garbage.status == 422)
+            let tooLong = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: String(repeating: " ", count: DashboardServer.maxRequestBody + 1))
+            #expect(tooLong.status == 413)
+        }
+    }
+
+    @Test("Search text and app filter at their limits and one past", arguments: [
+        ("q", ListQuery.maxTextLength, 200), ("q", ListQuery.maxTextLength + 1, 400), ("app", ListQuery.maxAppLength, 200), ("app", ListQuery.maxAppLength + 1, 400),
+    ])
+    func queryLimits(name: String, length: Int, status: Int) async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, "/?\(name)=\(String(repeating: "a", count: length))", headers: [Self.bearer(running)])
+            #expect(response.status == status, "\(response.body)")
+        }
+    }
+
+    @Test("A file of a notification that is not stored, or a part that does not exist, is a clear 4xx", arguments: [
+        ("/file?source=a&id=b&part=source-icon", 404), ("/file?part=source-icon", 400), ("/notification?source=a&id=b", 404), ("/notification", 400),
+    ])
+    func missing(path: String, status: Int) async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, path, headers: [Self.bearer(running)])
+            #expect(response.status == status, "\(response.body)")
+        }
+    }
+}
+
+/// The live feed's upgrade is guarded as the pages are.
+@Suite("Dashboard live feed", .timeLimit(.minutes(1)))
+struct DashboardLiveTests {
+    @Test("The WebSocket upgrade needs the token and a page of this origin", arguments: [
+        ([String: String](), false), (["Authorization": "bearer"], true), (["Authorization": "bearer", "Origin": "http://attacker.example"], false),
+    ])
+    func guarded(headers: [String: String], opens: Bool) async throws {
+        let directory = try TemporaryDirectory("dashboard-live")
+        defer { directory.remove() }
+        let logger = Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
+        let (token, _) = try DashboardToken.loadOrCreate(in: directory.path)
+        let server = DashboardServer(
+            store: try AccessoryStore(path: directory.path + "/store.sqlite"), policy: PolicyFile.default, respond: { _ in .success("sent") },
+            hub: DashboardHub(), token: token, tokenPath: directory.path + "/" + DashboardToken.fileName, configuration: .init(port: 0), logger: logger
+        )
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            fields[HTTPField.Name(name)!] = value == "bearer" ? "Bearer \(token.value)" : value
+        }
+        let opened = (try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: fields), logger: logger) { _, outbound, _ in
+            try await outbound.close(.normalClosure, reason: nil)
+        }) != nil
+        #expect(opened == opens)
+    }
+}
