@@ -126,6 +126,7 @@ struct DashboardBrowserTests {
                 try await forward(.remove(source: "com.apple.mobilecal", id: "event-7"))
                 try await page.waitUntil("the removal", #"document.querySelector('#list .item[data-key="com.apple.mobilecal/event-7"]') === null"#)
                 #expect(try await page.evaluate("window.notifbridgeMarker") as? Int == 42, "still the same page")
+                try await page.waitUntil("the chart to count the third notification", "document.getElementById('chart').textContent.includes('3 notifications, 3 alerted')")
 
                 if let folder = ProcessInfo.processInfo.environment["NOTIFBRIDGE_SCREENSHOT_DIR"] {
                     let shot = try await page.send("Page.captureScreenshot", ["format": "png"])

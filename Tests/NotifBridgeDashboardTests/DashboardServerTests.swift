@@ -9,6 +9,9 @@ import HummingbirdWSClient
 import NotifBridgeAccessory
 import NotifBridgeControl
 import NotifBridgeStore
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeWire
 import NotifBridgeTestSupport
 import ServiceLifecycle
 import Testing
@@ -24,11 +27,12 @@ struct DashboardServerTests {
         let asked: AsyncStream<ControlRequest>
     }
 
-    private static func withDashboard(_ body: (Running) async throws -> Void) async throws {
+    private static func withDashboard(store prepare: (AccessoryStore) throws -> Void = { _ in }, _ body: (Running) async throws -> Void) async throws {
         let directory = try TemporaryDirectory("dashboard")
         defer { directory.remove() }
         let logger = Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
         let store = try AccessoryStore(path: directory.path + "/store.sqlite")
+        try prepare(store)
         let (token, _) = try DashboardToken.loadOrCreate(in: directory.path)
         let (asked, ask) = AsyncStream.makeStream(of: ControlRequest.self)
         let server = DashboardServer(
@@ -134,6 +138,55 @@ struct DashboardServerTests {
         try await Self.withDashboard { running in
             let response = try await Self.request(running, "/?\(name)=\(String(repeating: "a", count: length))", headers: [Self.bearer(running)])
             #expect(response.status == status, "\(response.body)")
+        }
+    }
+
+    static let hostile = #"<img src=x onerror="alert(1)">&amp; "quoted" 'single'"#
+
+    /// One stored notification with hostile text, a PNG icon and an attachment of a type no
+    /// browser should show.
+    private static func storeOne(_ store: AccessoryStore) throws {
+        let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
+        try store.saveExchange(parameters, keyID: [0], now: Date())
+        var event = HostEvent()
+        event.sequence = 1
+        event.add = .with {
+            $0.notification = .with {
+                $0.id = WireNotificationID(source: "com.apple.MobileSMS", notification: "m&1")
+                $0.sourceName = "Messages"
+                $0.title = hostile
+                $0.body = .with { $0.runs = [.with { $0.text = hostile }] }
+                $0.sourceIcon = .with { $0.uniformType = "public.png"; $0.data = Data([0x89, 0x50, 0x4E, 0x47]) }
+                $0.attachments = [.with { $0.uniformType = "public.svg-image"; $0.data = Data("<svg onload=alert(1)/>".utf8) }]
+            }
+        }
+        var burst = BurstLimiter(limit: .unlimited)
+        _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
+    }
+
+    @Test("Peer text is escaped in the list and the detail; icons are served as images, other files only as downloads")
+    func storedNotification() async throws {
+        try await Self.withDashboard(store: Self.storeOne) { running in
+            let escaped = "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp; &quot;quoted&quot; &#39;single&#39;"
+            for path in ["/", "/notification?source=com.apple.MobileSMS&id=m%261"] {
+                let page = try await Self.request(running, path, headers: [Self.bearer(running)])
+                #expect(page.status == 200)
+                #expect(page.body.contains(escaped), "\(path)")
+                #expect(!page.body.contains("<img src=x"), "\(path)")
+            }
+            let query = "source=com.apple.MobileSMS&id=m%261"
+            let icon = try await Self.request(running, "/file?\(query)&part=source-icon", headers: [Self.bearer(running)])
+            #expect(icon.status == 200 && icon.headers["Content-Type"].first == "image/png")
+            #expect(icon.headers["Content-Security-Policy"].first == "default-src 'none'; sandbox")
+            let svg = try await Self.request(running, "/file?\(query)&part=attachment-0", headers: [Self.bearer(running)])
+            #expect(svg.status == 200 && svg.headers["Content-Type"].first == "application/octet-stream")
+            #expect(svg.headers["Content-Disposition"].first == "attachment")
+            #expect(try await Self.request(running, "/file?\(query)&part=attachment-1", headers: [Self.bearer(running)]).status == 404)
+            #expect(try await Self.request(running, "/file?\(query)&part=context-icon", headers: [Self.bearer(running)]).status == 404)
+            let filtered = try await Self.request(running, "/?app=com.apple.mobilemail", headers: [Self.bearer(running)])
+            #expect(filtered.body.contains("No notifications match"))
+            let searched = try await Self.request(running, "/?q=QUOTED", headers: [Self.bearer(running)])
+            #expect(searched.body.contains(escaped))
         }
     }
 

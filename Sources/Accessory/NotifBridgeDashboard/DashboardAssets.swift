@@ -46,6 +46,21 @@ enum DashboardAssets {
           const find = (key) => [...list.children].find((element) => element.dataset.key === key);
           const wanted = (element) => (!app || element.dataset.source === app) && (!text || element.dataset.text.includes(text));
 
+          // The chart is counted from the store: fetched again a moment after notifications
+          // change, at most once per two seconds whatever arrives.
+          let chartTimer = null;
+          function refreshChart() {
+            const chart = document.getElementById("chart");
+            if (!chart || chartTimer) return;
+            chartTimer = setTimeout(async () => {
+              chartTimer = null;
+              try {
+                const response = await fetch("/chart", { credentials: "same-origin" });
+                if (response.ok) chart.innerHTML = await response.text();
+              } catch (error) {}
+            }, 2000);
+          }
+
           function apply(update) {
             if (update.kind === "state") {
               const state = document.getElementById("state");
@@ -53,6 +68,7 @@ enum DashboardAssets {
             } else if (update.kind === "removedAll") {
               if (detail) location.reload(); else if (list) list.replaceChildren();
             } else if (update.kind === "notification" && list) {
+              if (update.change === "added") refreshChart();
               if (detail && update.key !== detail) return;
               const old = find(update.key);
               if (update.change === "removed" && !detail) { if (old) old.remove(); return; }

@@ -61,7 +61,8 @@ struct Listing: Sendable {
     static let maxListed = 200
     static let pageSize = 100
 
-    static func read(_ store: AccessoryStore, query: ListQuery, now: Date, calendar: Calendar = .current) throws -> Listing {
+    /// - Parameter items: false reads only the counts (the chart), decoding no notification for the list.
+    static func read(_ store: AccessoryStore, query: ListQuery, items: Bool = true, now: Date, calendar: Calendar = .current) throws -> Listing {
         var listing = Listing()
         var appCounts: [String: (name: String, count: Int)] = [:]
         let hourStart = calendar.dateInterval(of: .hour, for: now)?.start ?? now
@@ -77,7 +78,7 @@ struct Listing: Sendable {
                     perHour[bucket].0 += 1
                     if record.alerted { perHour[bucket].1 += 1 }
                 }
-                guard !record.removed else { continue }
+                guard !record.removed, items else { continue }
                 let name = record.notification.sourceName.isEmpty ? record.sourceIdentifier : record.notification.sourceName
                 appCounts[record.sourceIdentifier, default: (name, 0)].count += 1
                 guard query.app == nil || query.app == record.sourceIdentifier else { continue }

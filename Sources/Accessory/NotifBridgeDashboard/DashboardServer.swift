@@ -20,6 +20,7 @@ import NotifBridgeWire
 /// GET  /                        the list (?app=SOURCE&q=TEXT)
 /// GET  /notification?source&id  one notification
 /// GET  /file?source&id&part     an icon or attachment (source-icon, context-icon, attachment-N)
+/// GET  /chart                   the per-hour chart, as a fragment of the list page
 /// POST /respond                 {"op":"action|reply|dismiss|clear","source","id","action","text"}, as `notifbridge respond`
 /// GET  /live                    WebSocket: {"kind":"notification|removedAll|state", …, "html"}
 /// GET  /login?token=T           sets the session cookie; POST /login takes the token from a form
@@ -81,6 +82,7 @@ public struct DashboardServer: Sendable {
         }
         router.get("/") { request, _ in try listPage(request) }
         router.get("/notification") { request, _ in try detailPage(request) }
+        router.get("/chart") { _, _ in try chart() }
         router.get("/file") { request, _ in try file(request) }
         router.post("/respond") { request, _ in try await respond(to: request) }
         router.get("/live") { _, _ -> Response in throw HTTPError(.badRequest, message: "/live is a WebSocket: send an upgrade request") }
@@ -137,6 +139,18 @@ public struct DashboardServer: Sendable {
             state: StateView(hub.state), chart: ChartView(listing.hours), policy: policyText
         )
         return Self.html(DashboardTemplates.render(page, "list"))
+    }
+
+    /// The chart alone: the list page fetches it again after notifications arrive.
+    private func chart() throws -> Response {
+        let listing: Listing
+        do {
+            listing = try Listing.read(store, query: try ListQuery(), items: false, now: now())
+        } catch {
+            logger.error("dashboard: cannot read the store: \(error)")
+            throw HTTPError(.internalServerError, message: "cannot read the store")
+        }
+        return Self.html(DashboardTemplates.render(ChartView(listing.hours), "chart"))
     }
 
     private struct DetailPage {

@@ -45,7 +45,7 @@ enum DashboardTemplates {
         </section>
         <aside>
         <section id="state">{{#state}}{{> state}}{{/state}}</section>
-        <section class="chart">{{#chart}}{{> chart}}{{/chart}}</section>
+        <section class="chart" id="chart">{{#chart}}{{> chart}}{{/chart}}</section>
         <section class="policy"><h2>Policy</h2><details><summary>Effective policy</summary><pre>{{policy}}</pre></details></section>
         </aside></main>
         <script src="/static/dashboard.js"></script></body></html>
