@@ -139,7 +139,7 @@ let package = Package(
             name: "NotifBridgeDashboard",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeCrypto", "NotifBridgeStore", "NotifBridgeWire",
-                "NotifBridgeTCP", "NotifBridgeFiles", crypto, logging, nioCore,
+                "NotifBridgeTCP", "NotifBridgeFiles", crypto, logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

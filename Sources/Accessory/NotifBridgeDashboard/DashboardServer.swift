@@ -10,6 +10,7 @@ import NotifBridgeControl
 import NotifBridgeStore
 import NotifBridgeTCP
 import NotifBridgeWire
+import ServiceLifecycle
 
 /// The web dashboard (`notifbridge accessory --dashboard 127.0.0.1:7421`): the live list with
 /// search and a filter by app, each notification's detail, its actions, the link state, the
@@ -101,6 +102,12 @@ public struct DashboardServer: Sendable {
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+
+    /// The application as a service whose failure says what failed: a port in use stops the
+    /// daemon with "cannot serve the dashboard on …", not a bare bind error.
+    public func service(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some Service {
+        DashboardService(application: application(onListening: onListening), address: "\(configuration.host):\(configuration.port)")
     }
 
     // MARK: Pages
@@ -288,5 +295,22 @@ public struct DashboardServer: Sendable {
     private static func json(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
         let data = try JSONEncoder().encode(value)
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+struct DashboardService<App: ApplicationProtocol>: Service {
+    let application: App
+    let address: String
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func run() async throws {
+        do {
+            try await application.run()
+        } catch {
+            throw Failure(description: "cannot serve the dashboard on \(address): \(error)")
+        }
     }
 }

@@ -255,7 +255,7 @@ struct AccessoryCommand: AsyncParsableCommand {
             configuration: .init(host: address.host, port: address.port), logger: logger
         )
         let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-        return server.application(onListening: { port in
+        return server.service(onListening: { port in
             logger.notice("dashboard at http://\(host):\(port)/ (its token is in \(tokenPath))")
         })
     }
