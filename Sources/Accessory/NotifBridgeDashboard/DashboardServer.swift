@@ -133,13 +133,7 @@ public struct DashboardServer: Sendable {
         } catch {
             throw HTTPError(.badRequest, message: error.description)
         }
-        let listing: Listing
-        do {
-            listing = try Listing.read(store, query: query, now: now())
-        } catch {
-            logger.error("dashboard: cannot read the store: \(error)")
-            throw HTTPError(.internalServerError, message: "cannot read the store")
-        }
+        let listing = try reading { try Listing.read(store, query: query, now: now()) }
         let page = ListPage(
             items: listing.items, apps: listing.apps, app: query.app, text: request.uri.queryParameters["q"].map(String.init),
             filtered: query.app != nil || query.text != nil, truncated: listing.truncated,
@@ -150,13 +144,7 @@ public struct DashboardServer: Sendable {
 
     /// The chart alone: the list page fetches it again after notifications arrive.
     private func chart() throws -> Response {
-        let listing: Listing
-        do {
-            listing = try Listing.read(store, query: try ListQuery(), items: false, now: now())
-        } catch {
-            logger.error("dashboard: cannot read the store: \(error)")
-            throw HTTPError(.internalServerError, message: "cannot read the store")
-        }
+        let listing = try reading { try Listing.read(store, query: try ListQuery(), items: false, now: now()) }
         return Self.html(DashboardTemplates.render(ChartView(listing.hours), "chart"))
     }
 
@@ -203,15 +191,19 @@ public struct DashboardServer: Sendable {
         guard let source = request.uri.queryParameters["source"], let id = request.uri.queryParameters["id"], !source.isEmpty, !id.isEmpty else {
             throw HTTPError(.badRequest, message: "source and id are required")
         }
-        let record: StoredNotification?
+        let record = try reading { try store.notification(source: String(source), id: String(id)) }
+        guard let record else { throw HTTPError(.notFound, message: "no such notification on this accessory") }
+        return record
+    }
+
+    /// A store read; its failure is logged here and the page only says the store failed.
+    private func reading<T>(_ read: () throws -> T) throws -> T {
         do {
-            record = try store.notification(source: String(source), id: String(id))
+            return try read()
         } catch {
             logger.error("dashboard: cannot read the store: \(error)")
             throw HTTPError(.internalServerError, message: "cannot read the store")
         }
-        guard let record else { throw HTTPError(.notFound, message: "no such notification on this accessory") }
-        return record
     }
 
     // MARK: Acting
