@@ -37,6 +37,7 @@ enum DashboardAssets {
           const app = list && list.dataset.app || "";
           const text = list && list.dataset.q || "";
           const detail = list && list.dataset.detail;
+          const maxListed = Number(list && list.dataset.max) || 200;
 
           const fragment = (html) => {
             const template = document.createElement("template");
@@ -75,6 +76,8 @@ enum DashboardAssets {
               const element = fragment(update.html);
               if (!detail && !wanted(element)) { if (old) old.remove(); return; }
               if (old) old.replaceWith(element); else list.prepend(element);
+              // A page left open for days keeps as many as it first showed.
+              while (!detail && list.children.length > maxListed) list.lastElementChild.remove();
               const empty = document.getElementById("empty");
               if (empty) empty.remove();
             }

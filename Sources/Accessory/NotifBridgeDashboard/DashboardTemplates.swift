@@ -39,7 +39,7 @@ enum DashboardTemplates {
         <select name="app" aria-label="App"><option value="">All apps</option>{{#apps}}<option value="{{source}}"{{#selected}} selected{{/selected}}>{{name}} ({{count}})</option>{{/apps}}</select>
         <input type="search" name="q" value="{{text}}" placeholder="Search" maxlength="200" aria-label="Search">
         <button type="submit">Filter</button></form>
-        <ul id="list" class="list" data-app="{{app}}" data-q="{{text}}">{{#items}}{{> item}}{{/items}}</ul>
+        <ul id="list" class="list" data-app="{{app}}" data-q="{{text}}" data-max="{{maxListed}}">{{#items}}{{> item}}{{/items}}</ul>
         {{^items}}<p class="empty" id="empty">No notifications{{#filtered}} match{{/filtered}} yet.</p>{{/items}}
         {{#truncated}}<p class="note">Showing the newest {{maxListed}}; narrow the search to see others.</p>{{/truncated}}
         </section>
