@@ -139,7 +139,7 @@ let package = Package(
             name: "NotifBridgeDashboard",
             dependencies: [
                 "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeCrypto", "NotifBridgeStore", "NotifBridgeWire",
-                "NotifBridgeTCP", "NotifBridgeFiles", crypto, logging, nioCore, serviceLifecycle,
+                "NotifBridgeTCP", "NotifBridgeFiles", "NotifBridgeWebServing", crypto, logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -210,7 +210,7 @@ let package = Package(
         .target(
             name: "NotifBridgeRelay",
             dependencies: [
-                "NotifBridgeRelayCore", "NotifBridgeWire", logging, nioCore, serviceLifecycle,
+                "NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeWebServing", logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -224,6 +224,18 @@ let package = Package(
 
         // MARK: Transports
 
+        // The HTTP/1 + WebSocket server setup the relay and the dashboard share: bounded connections.
+        .target(
+            name: "NotifBridgeWebServing",
+            dependencies: [
+                logging, nioCore,
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            path: "Sources/Transports/NotifBridgeWebServing",
+            swiftSettings: swiftSettings
+        ),
         // The TCP link (SwiftNIO), carrying length-prefixed chunks.
         .target(
             name: "NotifBridgeTCP",
@@ -303,7 +315,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
-                "NotifBridgeDashboard",
+                "NotifBridgeDashboard", "NotifBridgeWebServing",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
@@ -376,7 +388,7 @@ let package = Package(
             name: "NotifBridgeRelayTests",
             dependencies: [
                 "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
-                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", crypto,
+                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeWebServing", crypto,
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -386,6 +398,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -465,7 +478,7 @@ let package = Package(
             name: "NotifBridgeDashboardTests",
             dependencies: [
                 "NotifBridgeDashboard", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeStore", "NotifBridgeHost",
-                "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", logging, nioCore, serviceLifecycle,
+                "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", "NotifBridgeWebServing", logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -13,6 +13,7 @@ import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeWire
 import NotifBridgeTestSupport
+import NotifBridgeWebServing
 import ServiceLifecycle
 import Testing
 @testable import NotifBridgeDashboard
@@ -27,7 +28,10 @@ struct DashboardServerTests {
         let asked: AsyncStream<ControlRequest>
     }
 
-    private static func withDashboard(store prepare: (AccessoryStore) throws -> Void = { _ in }, _ body: (Running) async throws -> Void) async throws {
+    private static func withDashboard(
+        store prepare: (AccessoryStore) throws -> Void = { _ in }, limits: ConnectionLimits = ConnectionLimits(maxConnections: 32),
+        _ body: (Running) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory("dashboard")
         defer { directory.remove() }
         let logger = Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -37,7 +41,8 @@ struct DashboardServerTests {
         let (asked, ask) = AsyncStream.makeStream(of: ControlRequest.self)
         let server = DashboardServer(
             store: store, policy: PolicyFile.default, respond: { request in ask.yield(request); return .success("sent") }, hub: DashboardHub(),
-            token: token, tokenPath: directory.path + "/" + DashboardToken.fileName, configuration: .init(port: 0), logger: logger
+            token: token, tokenPath: directory.path + "/" + DashboardToken.fileName,
+            configuration: .init(port: 0, limits: limits), logger: logger
         )
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
@@ -138,6 +143,21 @@ struct DashboardServerTests {
         try await Self.withDashboard { running in
             let response = try await Self.request(running, "/?\(name)=\(String(repeating: "a", count: length))", headers: [Self.bearer(running)])
             #expect(response.status == status, "\(response.body)")
+        }
+    }
+
+    @Test("Sockets that send nothing hold the connection slots only until the first-bytes timeout; a request waits, then is served")
+    func connectionCap() async throws {
+        try await Self.withDashboard(limits: ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1))) { running in
+            // More than the cap plus what one accept batch can take.
+            let idle = try (0..<10).map { _ in try IdleConnection(port: running.port) }
+            defer { idle.forEach { $0.close() } }
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(running.port)/static/dashboard.css")
+            let started = ContinuousClock.now
+            let response = try await Self.client.execute(request, timeout: .seconds(20))
+            #expect(response.status.code == 200)
+            #expect(ContinuousClock.now - started >= .milliseconds(900), "served before the idle sockets timed out: the cap did not hold")
+            #expect(idle.allSatisfy { $0.closedByPeer(within: .seconds(5)) }, "the server closed every socket that sent nothing")
         }
     }
 

@@ -1,14 +1,17 @@
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayStore
 import NotifBridgeTestSupport
+import NotifBridgeWebServing
 import Synchronization
 import Testing
 
@@ -32,6 +35,52 @@ struct RelayServerTests {
         let result = try await server.application().test(.live) { client in try await body(store, client) }
         try store.close()
         return result
+    }
+
+    @Test("Sockets that send nothing hold the connection slots only until the first-bytes timeout; an inbox outlives the idle timeout")
+    func connectionLimits() async throws {
+        let directory = try TemporaryDirectory("relay-limits")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
+        let limits = ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(1))
+        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let http = HTTPClient.shared
+
+        // More than the cap plus what one accept batch can take.
+        let idle = try (0..<10).map { _ in try IdleConnection(port: port) }
+        defer { idle.forEach { $0.close() } }
+        let started = ContinuousClock.now
+        let health = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
+        #expect(health.status.code == 200)
+        #expect(ContinuousClock.now - started >= .milliseconds(900), "served before the idle sockets timed out: the cap did not hold")
+        #expect(idle.allSatisfy { $0.closedByPeer(within: .seconds(5)) })
+
+        // An open inbox is a WebSocket: idle past the HTTP idle timeout, it still delivers.
+        let delivered = Mutex(false)
+        _ = try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
+            configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
+            logger: Logger(label: "inbox-test")
+        ) { inbound, outbound, _ in
+            try await Task.sleep(for: .seconds(2))
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/messages")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(Self.post.text)")
+            request.body = .bytes(ByteBuffer(bytes: [1, 2, 3]))
+            #expect(try await http.execute(request, timeout: .seconds(10)).status.code == 201)
+            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            let first = try await messages.next()
+            try await outbound.close(.normalClosure, reason: nil)
+            if case .binary? = first { delivered.withLock { $0 = true } }
+        }
+        #expect(delivered.withLock { $0 })
     }
 
     static func post(_ client: some TestClientProtocol, _ body: [UInt8], token: String = post.text, to id: String = accessory) async throws -> TestResponse {

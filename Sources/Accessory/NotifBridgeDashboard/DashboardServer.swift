@@ -9,6 +9,7 @@ import NotifBridgeAccessoryCore
 import NotifBridgeControl
 import NotifBridgeStore
 import NotifBridgeTCP
+import NotifBridgeWebServing
 import NotifBridgeWire
 import ServiceLifecycle
 
@@ -31,10 +32,13 @@ public struct DashboardServer: Sendable {
         /// Loopback unless told otherwise.
         public var host: String
         public var port: Int
+        /// Eight live pages and their requests fit; a local program cannot open more.
+        public var limits: ConnectionLimits
 
-        public init(host: String = "127.0.0.1", port: Int = 7421) {
+        public init(host: String = "127.0.0.1", port: Int = 7421, limits: ConnectionLimits = ConnectionLimits(maxConnections: 32)) {
             self.host = host
             self.port = port
+            self.limits = limits
         }
     }
 
@@ -97,8 +101,11 @@ public struct DashboardServer: Sendable {
 
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: liveRouter),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: .boundedHTTP1WebSocketUpgrade(webSocketRouter: liveRouter, limits: configuration.limits),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: configuration.limits.delegate(logger: logger)
+            ),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import NotifBridgeRelayCore
+import NotifBridgeWebServing
 import ServiceLifecycle
 
 /// The relay (`notifbridge relay serve`, docs/PROTOCOL.md §11): the companion app's transport
@@ -26,11 +27,14 @@ public struct RelayServer: Sendable {
         public var port: Int
         /// How often expired messages are deleted.
         public var sweepInterval: Duration
+        /// Connections held at once (each open inbox is one), and how long one may sit idle.
+        public var limits: ConnectionLimits
 
-        public init(host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60)) {
+        public init(host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60), limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024)) {
             self.host = host
             self.port = port
             self.sweepInterval = sweepInterval
+            self.limits = limits
         }
     }
 
@@ -76,8 +80,11 @@ public struct RelayServer: Sendable {
         return Application(
             router: router,
             // Outgoing messages longer than a WebSocket frame (16 KiB) go out in fragments.
-            server: .http1WebSocketUpgrade(webSocketRouter: inboxRouter),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: .boundedHTTP1WebSocketUpgrade(webSocketRouter: inboxRouter, limits: configuration.limits),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: configuration.limits.delegate(logger: logger)
+            ),
             services: [
                 Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now),
                 ElsewherePosts(store: store, hub: hub),

@@ -6,6 +6,7 @@ import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayPostgres
 import NotifBridgeRelayStore
+import NotifBridgeWebServing
 import NotifBridgeStore
 
 /// `notifbridge relay`: the internet transport's relay (docs/PROTOCOL.md §11), and the
@@ -74,6 +75,9 @@ struct RelayCommand: AsyncParsableCommand {
         var host = "127.0.0.1"
         @Option(help: "TCP port (0 picks a free one and prints it).")
         var port = 8470
+        @Option(help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
+        var maxConnections: Int = 1024
+
         @Option(help: "The team's APNs auth key (.p8, keep it 0600): with it the relay pushes the accessories' replies.")
         var apnsKey: String?
         @Option(help: "The auth key's 10-character key ID.")
@@ -90,14 +94,22 @@ struct RelayCommand: AsyncParsableCommand {
             let given = [apnsKey, apnsKeyId, apnsTeamId].compactMap { $0 }
             guard given.isEmpty || given.count == 3 else { throw ValidationError("--apns-key, --apns-key-id and --apns-team-id go together") }
             guard apnsEndpoint.hasPrefix("https://") else { throw ValidationError("--apns-endpoint must start with https://") }
+            guard (1...Self.maxConnectionsLimit).contains(maxConnections) else {
+                throw ValidationError("--max-connections must be 1...\(Self.maxConnectionsLimit), not \(maxConnections)")
+            }
         }
+
+        /// Each connection costs a socket and its buffers; more accessories want more relays.
+        static let maxConnectionsLimit = 65_536
 
         func run() async throws {
             let logger = common.makeLogger("notifbridge.relay")
             let host = host, port = port
             let apns = try apnsClient(logger: logger)
             try await state.withStore(logger: logger) { store in
-                let server = RelayServer(store: store, configuration: .init(host: host, port: port), pusher: apns, logger: logger)
+                let server = RelayServer(
+                    store: store, configuration: .init(host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections)), pusher: apns, logger: logger
+                )
                 try await server.run { port in
                     FileHandle.standardOutput.write(Data("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")\n".utf8))
                 }

@@ -1,0 +1,105 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// How many connections a web-facing server (the relay, the dashboard) holds, and for how long
+/// one may hold a slot doing nothing.
+public struct ConnectionLimits: Sendable {
+    /// Past this many open connections the server stops accepting until one closes; further
+    /// ones wait in the kernel's backlog. NIO accepts up to 4 connections per read, so at most
+    /// `maxConnections + 3` are open in the process.
+    public var maxConnections: Int
+    /// A connection that sends nothing this long after it opens is closed, so idle sockets
+    /// cannot hold every slot: the upgrade-capable HTTP/1 pipeline has no timeout of its own
+    /// before the first request.
+    public var firstBytesTimeout: Duration
+    /// An HTTP connection idle this long between requests is closed. WebSockets are not: the
+    /// first request upgraded them.
+    public var idleTimeout: Duration
+
+    public init(maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)) {
+        self.maxConnections = maxConnections
+        self.firstBytesTimeout = firstBytesTimeout
+        self.idleTimeout = idleTimeout
+    }
+
+    /// For `ApplicationConfiguration.availableConnectionsDelegate`.
+    public func delegate(logger: Logger) -> MaximumAvailableConnections {
+        .maximum(maxConnections, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1 with a WebSocket upgrade, as `http1WebSocketUpgrade(webSocketRouter:)`, with the
+    /// first-bytes and idle timeouts of `limits`.
+    public static func boundedHTTP1WebSocketUpgrade<WSResponderBuilder: HTTPResponderBuilder & _HB_SendableMetatype>(
+        webSocketRouter: WSResponderBuilder, limits: ConnectionLimits
+    ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: TimeAmount(limits.idleTimeout)))
+        return .init { responder in
+            FirstBytesTimeoutChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                timeout: TimeAmount(limits.firstBytesTimeout)
+            )
+        }
+    }
+}
+
+/// Another child channel with ``FirstBytesTimeoutHandler`` in front of its pipeline.
+struct FirstBytesTimeoutChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    let inner: Inner
+    let timeout: TimeAmount
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(FirstBytesTimeoutHandler(timeout: timeout), position: .first)
+        }.flatMap {
+            inner.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Inner.Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Closes the connection if its first bytes do not arrive within `timeout`; removes itself
+/// when they do.
+final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if deadline == nil { arm(context) }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+}
