@@ -79,7 +79,7 @@ struct TCPLinkSource: LinkSource {
                         // loop a timer or a wake-up lands on: about 9% less CPU at 3,000/s.
                         group.addTask(executorPreference: EventLoopTaskExecutor(connection.channel.eventLoop)) {
                             defer { open.release() }
-                            let peer = connection.channel.remoteAddress?.description ?? "unknown"
+                            let peer = connection.channel.remoteAddress?.peerLabel ?? "unknown"
                             do {
                                 try await connection.withChunkLink(peer: peer, origin: origin) { link in
                                     await serve(link)
