@@ -34,7 +34,7 @@ struct DashboardBrowserTests {
         return n
     }
 
-    private static func nextResponse(_ phone: PhoneConnection) async throws -> PhoneEvent? {
+    private static func nextResponse(_ phone: HostClient) async throws -> HostClientEvent? {
         while let event = try await phone.nextEvent(timeout: .seconds(15)) {
             if case .response = event { return event }
         }
@@ -73,7 +73,7 @@ struct DashboardBrowserTests {
         let pageURL = try await browser.pageURL()
 
         let session = HostSession(configuration: .init(suites: [.xWing], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session) { phone in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: port, session: session) { phone in
             try await phone.waitUntilEstablished()
             @Sendable func forward(_ operation: HostOperation) async throws {
                 _ = try await phone.waitForReceipts([try phone.send(operation)])

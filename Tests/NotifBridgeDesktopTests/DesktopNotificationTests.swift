@@ -95,7 +95,7 @@ struct DesktopNotificationBusTests {
         return n
     }
 
-    private static func nextResponse(_ phone: PhoneConnection) async throws -> PhoneEvent? {
+    private static func nextResponse(_ phone: HostClient) async throws -> HostClientEvent? {
         while let event = try await phone.nextEvent(timeout: .seconds(10)) {
             if case .response = event { return event }
         }
@@ -130,7 +130,7 @@ struct DesktopNotificationBusTests {
         let port = try #require(await iterator.next())
 
         let session = HostSession(configuration: .init(suites: [.xWing], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session) { phone in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: port, session: session) { phone in
             try await phone.waitUntilEstablished()
             func forward(_ operation: HostOperation) async throws {
                 _ = try await phone.waitForReceipts([try phone.send(operation)])

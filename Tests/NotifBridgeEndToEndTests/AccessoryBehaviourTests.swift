@@ -23,14 +23,14 @@ struct AccessoryBehaviourTests {
         let noPhone = try await accessory.daemon.control.list(ControlRequest(op: .list)) { _ in }
         #expect(noPhone == ControlReply(ok: true, count: 0))
 
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            _ = try await TestPhone.forward([.add(TestPhone.withActions("m1"), .standard), .add(TestPhone.withActions("m2"), .standard)], over: phone)
+            _ = try await TestHost.forward([.add(TestHost.withActions("m1"), .standard), .add(TestHost.withActions("m2"), .standard)], over: phone)
 
             // A text reply, through the library API.
             let reply = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m1", action: "reply", text: "On my way 🏃"))
             #expect(reply.ok, "\(reply.message ?? "")")
-            guard case .response(let s, let id, let action, let text) = try await TestPhone.nextAccessoryMessage(phone) else {
+            guard case .response(let s, let id, let action, let text) = try await TestHost.nextAccessoryMessage(phone) else {
                 Issue.record("expected a NotificationResponse")
                 return
             }
@@ -41,14 +41,14 @@ struct AccessoryBehaviourTests {
             let socket = accessory.daemon.configuration.controlSocketPath
             let like = try await ControlClient.send(ControlRequest(op: .action, source: source, id: "m2", action: "like"), socketPath: socket)
             #expect(like.ok)
-            guard case .response(_, "m2", "like", nil) = try await TestPhone.nextAccessoryMessage(phone) else {
+            guard case .response(_, "m2", "like", nil) = try await TestHost.nextAccessoryMessage(phone) else {
                 Issue.record("expected the like action without text")
                 return
             }
 
             // Dismiss uses the notification's dismiss action and removes it here.
             #expect(try await ControlClient.send(ControlRequest(op: .dismiss, source: source, id: "m1"), socketPath: socket).ok)
-            guard case .response(_, "m1", "com.apple.dismiss", nil) = try await TestPhone.nextAccessoryMessage(phone) else {
+            guard case .response(_, "m1", "com.apple.dismiss", nil) = try await TestHost.nextAccessoryMessage(phone) else {
                 Issue.record("expected the dismiss action")
                 return
             }
@@ -56,14 +56,14 @@ struct AccessoryBehaviourTests {
 
             // Clear asks the phone to remove it (session.removeNotifications).
             #expect(try await ControlClient.send(ControlRequest(op: .clear, source: source, id: "m2"), socketPath: socket).ok)
-            guard case .removeOnPhone(let ids) = try await TestPhone.nextAccessoryMessage(phone) else {
+            guard case .removeOnPhone(let ids) = try await TestHost.nextAccessoryMessage(phone) else {
                 Issue.record("expected a removal request")
                 return
             }
             #expect(ids.map(\.id) == ["m2"])
 
             // Refusals say what was wrong and send nothing.
-            _ = try await TestPhone.forward([.add(TestPhone.withActions("m3"), .standard)], over: phone)
+            _ = try await TestHost.forward([.add(TestHost.withActions("m3"), .standard)], over: phone)
             let wrongType = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "like", text: "x"))
             #expect(!wrongType.ok && wrongType.message?.contains("does not take text") == true)
             let unknownAction = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m3", action: "nope"))
@@ -82,28 +82,28 @@ struct AccessoryBehaviourTests {
     func catchUpWithoutDuplicates() async throws {
         let directory = try TemporaryDirectory("behaviour")
         defer { directory.remove() }
-        let fifty: [HostOperation] = (1...50).map { .add(TestPhone.note("n\($0)", body: "message \($0)"), .standard) }
+        let fifty: [HostOperation] = (1...50).map { .add(TestHost.note("n\($0)", body: "message \($0)"), .standard) }
 
         var accessory = try await RunningAccessory.start(stateDirectory: directory.path)
         let first = accessory
-        var (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        var (receipts, session) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            return try await TestPhone.forward(fifty, over: phone)
+            return try await TestHost.forward(fifty, over: phone)
         }
         #expect(receipts.values.filter { $0.alerted }.count == 50)
         #expect(accessory.presenter.alertCount == 50)
 
         // Reconnect (the exchange resumes) and re-send everything.
-        (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: session) { phone in
+        (receipts, session) = try await HostClient.connect(host: "127.0.0.1", port: first.port, session: session) { phone in
             #expect(try await phone.waitUntilEstablished().resumed)
-            return try await TestPhone.forward(fifty, over: phone)
+            return try await TestHost.forward(fifty, over: phone)
         }
         #expect(receipts.count == 50 && receipts.values.allSatisfy { !$0.alerted })
 
         // A different iPhone session (a new exchange, which replaces the first) re-sends them too.
-        (receipts, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: TestPhone.session()) { phone in
+        (receipts, session) = try await HostClient.connect(host: "127.0.0.1", port: first.port, session: TestHost.session()) { phone in
             #expect(try await !phone.waitUntilEstablished().resumed)
-            return try await TestPhone.forward(fifty, over: phone)
+            return try await TestHost.forward(fifty, over: phone)
         }
         #expect(receipts.count == 50 && receipts.values.allSatisfy { !$0.alerted })
         #expect(accessory.presenter.alertCount == 50)
@@ -114,9 +114,9 @@ struct AccessoryBehaviourTests {
         accessory = try await RunningAccessory.start(stateDirectory: directory.path)
         let restarted = accessory
         defer { Task { await restarted.stop() } }
-        (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: restarted.port, session: session) { phone in
+        (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: restarted.port, session: session) { phone in
             #expect(try await phone.waitUntilEstablished().resumed)
-            return try await TestPhone.forward(fifty + [.add(TestPhone.note("new"), .standard)], over: phone)
+            return try await TestHost.forward(fifty + [.add(TestHost.note("new"), .standard)], over: phone)
         }
         #expect(receipts.values.filter { $0.alerted }.count == 1, "only the genuinely new one alerts")
         #expect(accessory.presenter.alertCount == 1)
@@ -130,10 +130,10 @@ struct AccessoryBehaviourTests {
         let policy = PolicyFile(burst: .init(maxAlerts: 5, windowSeconds: 600))
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, policy: policy)
         defer { Task { await accessory.stop() } }
-        let burst: [HostOperation] = (1...500).map { .add(TestPhone.note("b\($0)", body: "burst \($0)"), .standard) }
-        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        let burst: [HostOperation] = (1...500).map { .add(TestHost.note("b\($0)", body: "burst \($0)"), .standard) }
+        let (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            return try await TestPhone.forward(burst, over: phone)
+            return try await TestHost.forward(burst, over: phone)
         }
         #expect(receipts.count == 500)
         #expect(receipts.values.filter { $0.alerted }.count <= 5)
@@ -152,10 +152,10 @@ struct AccessoryBehaviourTests {
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, sinks: [sink])
         defer { Task { await accessory.stop() } }
         let silent = HostAlerting(shouldAlert: false, suppressedByFocus: true)
-        let operations: [HostOperation] = [.add(TestPhone.note("loud"), .standard), .add(TestPhone.note("quiet"), silent)]
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        let operations: [HostOperation] = [.add(TestHost.note("loud"), .standard), .add(TestHost.note("quiet"), silent)]
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            _ = try await TestPhone.forward(operations, over: phone)
+            _ = try await TestHost.forward(operations, over: phone)
         }
         #expect(await sink.waitUntilIdle(timeout: .seconds(10)))
         let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
@@ -172,17 +172,17 @@ struct AccessoryBehaviourTests {
         defer { directory.remove() }
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
         defer { Task { await accessory.stop() } }
-        var tooManyActions = TestPhone.note("actions")
+        var tooManyActions = TestHost.note("actions")
         tooManyActions.actions = (0...ContentLimits.maxActions).map { .init(id: "a\($0)", title: nil, type: .background) }
-        var bigAttachment = TestPhone.note("attachment")
+        var bigAttachment = TestHost.note("attachment")
         bigAttachment.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 1, count: ContentLimits.maxAttachmentBytes + 1).base64EncodedString())]
-        var fitsAttachment = TestPhone.note("fits")
+        var fitsAttachment = TestHost.note("fits")
         fitsAttachment.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 1, count: ContentLimits.maxAttachmentBytes).base64EncodedString())]
 
         let operations: [HostOperation] = [.add(tooManyActions, .standard), .add(bigAttachment, .standard), .add(fitsAttachment, .standard)]
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            let receipts = try await TestPhone.forward(operations, over: phone)
+            let receipts = try await TestHost.forward(operations, over: phone)
             #expect(receipts[1]?.stored == false)
             #expect(receipts[2]?.stored == false)
             #expect(receipts[3]?.stored == true)

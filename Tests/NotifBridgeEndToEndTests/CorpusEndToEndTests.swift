@@ -42,9 +42,9 @@ struct CorpusEndToEndTests {
         defer { Task { await accessory.stop() } }
 
         let forwarded = operations
-        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        let (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
-            return try await TestPhone.forward(forwarded, over: connection)
+            return try await TestHost.forward(forwarded, over: connection)
         }
         #expect(receipts.count == operations.count)
         #expect(receipts.values.allSatisfy { $0.stored })

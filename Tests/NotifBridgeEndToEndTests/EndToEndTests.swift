@@ -20,11 +20,11 @@ struct EndToEndTests {
         defer { Task { await accessory.stop() } }
 
         let operations = SampleNotifications.demo(now: Date())
-        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        let (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             let established = try await connection.waitUntilEstablished()
             #expect(established.suite == suite.rawValue)
             #expect(!established.resumed)
-            return try await TestPhone.forward(operations, over: connection)
+            return try await TestHost.forward(operations, over: connection)
         }
         #expect(receipts.count == operations.count)
         #expect(receipts.values.allSatisfy { $0.stored })
@@ -49,16 +49,16 @@ struct EndToEndTests {
         defer { Task { await accessory.stop() } }
         let keyBefore = accessory.daemon.keyID
 
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             let first = try await connection.waitUntilEstablished()
-            _ = try await TestPhone.forward([.add(TestPhone.note("before"), .standard)], over: connection)
-            var tampered = try #require(try connection.sealForInspection(.add(TestPhone.note("evil"), .standard), sequence: 2))
+            _ = try await TestHost.forward([.add(TestHost.note("before"), .standard)], over: connection)
+            var tampered = try #require(try connection.sealForInspection(.add(TestHost.note("evil"), .standard), sequence: 2))
             tampered.sealed.ciphertext[tampered.sealed.ciphertext.count - 1] ^= 0x80
             connection.sendRaw(tampered)
             // The accessory answers Resync and a fresh KeyOffer; the session redoes the exchange.
             let second = try await connection.waitUntilEstablished()
             #expect(second.exchangeID != first.exchangeID)
-            let receipts = try await TestPhone.forward([.add(TestPhone.note("after"), .standard)], over: connection)
+            let receipts = try await TestHost.forward([.add(TestHost.note("after"), .standard)], over: connection)
             #expect(receipts.values.allSatisfy { $0.alerted })
         }
         #expect(accessory.presenter.resyncCount == 1)
@@ -66,9 +66,9 @@ struct EndToEndTests {
         #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["after", "before"])
 
         // Another host can still connect and deliver afterwards.
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
-            _ = try await TestPhone.forward([.add(TestPhone.note("later"), .standard)], over: connection)
+            _ = try await TestHost.forward([.add(TestHost.note("later"), .standard)], over: connection)
         }
         #expect(try accessory.daemon.store.notifications().count == 3)
     }
@@ -79,9 +79,9 @@ struct EndToEndTests {
         defer { directory.remove() }
         let first = try await RunningAccessory.start(stateDirectory: directory.path)
         let keyID = first.daemon.keyID
-        let (exchangeID, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: first.port, session: TestPhone.session()) { connection in
+        let (exchangeID, session) = try await HostClient.connect(host: "127.0.0.1", port: first.port, session: TestHost.session()) { connection in
             let established = try await connection.waitUntilEstablished()
-            _ = try await TestPhone.forward([.add(TestPhone.note("one"), .standard), .add(TestPhone.note("two"), .standard)], over: connection)
+            _ = try await TestHost.forward([.add(TestHost.note("one"), .standard), .add(TestHost.note("two"), .standard)], over: connection)
             return established.exchangeID
         }
         await first.stop()
@@ -90,11 +90,11 @@ struct EndToEndTests {
         defer { Task { await second.stop() } }
         #expect(second.daemon.keyID == keyID)
         #expect(try second.daemon.store.notifications().count == 2)
-        let (receipts, _) = try await PhoneConnection.connect(host: "127.0.0.1", port: second.port, session: session) { connection in
+        let (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: second.port, session: session) { connection in
             let established = try await connection.waitUntilEstablished()
             #expect(established.resumed)
             #expect(established.exchangeID == exchangeID)
-            return try await TestPhone.forward([.add(TestPhone.note("three"), .standard), .add(TestPhone.note("one"), .standard)], over: connection)
+            return try await TestHost.forward([.add(TestHost.note("three"), .standard), .add(TestHost.note("one"), .standard)], over: connection)
         }
         #expect(receipts.count == 2)
         #expect(try second.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["one", "three", "two"])
@@ -108,11 +108,11 @@ struct EndToEndTests {
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
         defer { Task { await accessory.stop() } }
 
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { good in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { good in
             try await good.waitUntilEstablished()
-            _ = try await TestPhone.forward([.add(TestPhone.note("kept"), .standard)], over: good)
+            _ = try await TestHost.forward([.add(TestHost.note("kept"), .standard)], over: good)
 
-            _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { bad in
+            _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { bad in
                 try await bad.waitUntilEstablished()
                 // A frame header declaring more than maxChunkLength (16 KiB): refused before buffering.
                 bad.sendRawChunks([Array(repeating: 0xAB, count: WireLimits.defaultMaxChunkLength + 1)])
@@ -123,7 +123,7 @@ struct EndToEndTests {
                 }
                 #expect(sawError)
             }
-            _ = try await TestPhone.forward([.add(TestPhone.note("still"), .standard)], over: good)
+            _ = try await TestHost.forward([.add(TestHost.note("still"), .standard)], over: good)
         }
         #expect(accessory.presenter.refusals.count == 1)
         #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted() == ["kept", "still"])
@@ -135,7 +135,7 @@ struct EndToEndTests {
         defer { directory.remove() }
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, limits: WireLimits(partialMessageTimeout: .milliseconds(200)))
         defer { Task { await accessory.stop() } }
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
             var framer = ChunkFramer(chunkLength: 64)
             let chunks = framer.frame(Array(repeating: UInt8(7), count: 500))
@@ -147,7 +147,7 @@ struct EndToEndTests {
             #expect(accessory.presenter.refusals.count == 1)
             #expect(accessory.presenter.refusals.first?.contains("incomplete") == true)
             // The link still works.
-            _ = try await TestPhone.forward([.add(TestPhone.note("fine"), .standard)], over: connection)
+            _ = try await TestHost.forward([.add(TestHost.note("fine"), .standard)], over: connection)
         }
     }
 
@@ -157,12 +157,12 @@ struct EndToEndTests {
         defer { directory.remove() }
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, limits: WireLimits(maxMessageLength: 2000))
         defer { Task { await accessory.stop() } }
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { connection in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
-            var big = TestPhone.note("big")
+            var big = TestHost.note("big")
             big.attachments = [.init(type: "public.jpeg", base64: Data(repeating: 0xFF, count: 3000).base64EncodedString())]
-            #expect(throws: PhoneFailure.self) { try connection.send(.add(big, .standard)) }
-            let receipts = try await TestPhone.forward([.add(TestPhone.note("small"), .standard)], over: connection)
+            #expect(throws: HostFailure.self) { try connection.send(.add(big, .standard)) }
+            let receipts = try await TestHost.forward([.add(TestHost.note("small"), .standard)], over: connection)
             #expect(receipts.keys.sorted() == [1], "the refused event consumed no sequence number")
         }
         #expect(try accessory.daemon.store.notifications().map(\.notificationIdentifier) == ["small"])
@@ -174,12 +174,12 @@ struct EndToEndTests {
         defer { directory.remove() }
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
         defer { Task { await accessory.stop() } }
-        _ = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
             try await phone.waitUntilEstablished()
-            #expect(try await phone.addNotification(TestPhone.note("loud"), alerting: .standard) == true)
-            #expect(try await phone.addNotification(TestPhone.note("quiet"), alerting: HostAlerting(shouldAlert: false)) == false)
+            #expect(try await phone.addNotification(TestHost.note("loud"), alerting: .standard) == true)
+            #expect(try await phone.addNotification(TestHost.note("quiet"), alerting: HostAlerting(shouldAlert: false)) == false)
             await #expect(throws: AccessoryError.coordinationTimeout) {
-                try await phone.addNotification(TestPhone.note("late"), alerting: .standard, timeout: .nanoseconds(1))
+                try await phone.addNotification(TestHost.note("late"), alerting: .standard, timeout: .nanoseconds(1))
             }
             // The late one is still delivered; only the answer came too late.
             _ = try await phone.waitForReceipts(phone.unacknowledged)
@@ -220,9 +220,9 @@ struct EndToEndTests {
         )
         let (accessoryEnd, phoneEnd) = ChunkLink.pair(kind: .loopback)
         let serving = Task { await daemon.serve(accessoryEnd) }
-        let (receipts, _) = try await PhoneConnection.run(over: phoneEnd, session: TestPhone.session()) { connection in
+        let (receipts, _) = try await HostClient.run(over: phoneEnd, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
-            return try await TestPhone.forward((1...20).map { .add(TestPhone.note("w\($0)"), .standard) }, over: connection)
+            return try await TestHost.forward((1...20).map { .add(TestHost.note("w\($0)"), .standard) }, over: connection)
         }
         phoneEnd.close()
         await serving.value

@@ -37,7 +37,7 @@ struct GracefulShutdownTests {
         func waitUntilRead(_ count: Int) async throws {
             let deadline = ContinuousClock.now + .seconds(10)
             while requests.withLock({ $0 }) <= count {
-                guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "the accessory read only \(requests.withLock { $0 }) chunks") }
+                guard ContinuousClock.now < deadline else { throw HostFailure(description: "the accessory read only \(requests.withLock { $0 }) chunks") }
                 try await Task.sleep(for: .milliseconds(5))
             }
         }
@@ -61,11 +61,11 @@ struct GracefulShutdownTests {
         handOver.yield(counting.link)
         let running = Task { try await daemon.run(StreamLinkSource(links, announcing: .connected(peer: "test"))) }
 
-        let (receipts, _) = try await PhoneConnection.run(over: phoneEnd, session: TestPhone.session()) { connection in
+        let (receipts, _) = try await HostClient.run(over: phoneEnd, session: TestHost.session()) { connection in
             try await connection.waitUntilEstablished()
             // Hello and KeyMaterial were two chunks; each event is one more.
             var sequences: Set<UInt64> = []
-            for index in 1...12 { sequences.insert(try connection.send(.add(TestPhone.note("s\(index)"), .standard))) }
+            for index in 1...12 { sequences.insert(try connection.send(.add(TestHost.note("s\(index)"), .standard))) }
             try await counting.waitUntilRead(2 + 12)
             daemon.shutdown()
             return try await connection.waitForReceipts(sequences)

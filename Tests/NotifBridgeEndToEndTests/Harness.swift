@@ -23,7 +23,7 @@ final class RecordingPresenter: Presenter {
     func waitFor(_ what: String, _ predicate: (PresenterEvent) -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !all.contains(where: predicate) {
-            guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }
+            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -59,7 +59,7 @@ struct RunningAccessory {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await daemon.run(daemon.tcpSource(onListening: { continuation.yield($0) }), internet: internet) }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw PhoneFailure(description: "accessory did not start") }
+        guard let port = await iterator.next() else { throw HostFailure(description: "accessory did not start") }
         return RunningAccessory(daemon: daemon, presenter: presenter, port: port, task: task)
     }
 
@@ -74,7 +74,7 @@ extension PolicyFile {
     static let unlimitedBursts = PolicyFile(burst: .init(maxAlerts: 100_000, windowSeconds: 60))
 }
 
-enum TestPhone {
+enum TestHost {
     static func session(suites: [CipherSuite] = [.xWing, .p256]) -> HostSession {
         HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     }
@@ -94,18 +94,18 @@ enum TestPhone {
     }
 
     /// The next response or removal the accessory sends, skipping other events.
-    static func nextAccessoryMessage(_ connection: PhoneConnection) async throws -> PhoneEvent {
+    static func nextAccessoryMessage(_ connection: HostClient) async throws -> HostClientEvent {
         while let event = try await connection.nextEvent(timeout: .seconds(10)) {
             switch event {
             case .response, .removeOnPhone: return event
             default: continue
             }
         }
-        throw PhoneFailure(description: "link closed before the accessory responded")
+        throw HostFailure(description: "link closed before the accessory responded")
     }
 
     /// Sends operations in order and waits for all their receipts.
-    static func forward(_ operations: [HostOperation], over connection: PhoneConnection) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
+    static func forward(_ operations: [HostOperation], over connection: HostClient) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
         var sequences: Set<UInt64> = []
         for operation in operations {
             sequences.insert(try connection.send(operation))

@@ -24,7 +24,7 @@ struct HostilePeerTests {
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard fd >= 0, connected == 0 else { throw PhoneFailure(description: "cannot connect to 127.0.0.1:\(port)") }
+            guard fd >= 0, connected == 0 else { throw HostFailure(description: "cannot connect to 127.0.0.1:\(port)") }
         }
 
         static func connect(_ accessory: RunningAccessory) throws -> RawPeer {
@@ -63,7 +63,7 @@ struct HostilePeerTests {
         // Accepted connections reach the daemon in no fixed order; the phone comes after these.
         try await waitUntil { accessory.daemon.openConnectionCount == open }
         let phone = Task {
-            try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session()) { phone in
+            try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
                 try await phone.waitUntilEstablished(timeout: .seconds(5))
             }
         }
@@ -120,7 +120,7 @@ struct HostilePeerTests {
     private func waitUntil(_ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while !condition() {
-            guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out") }
+            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

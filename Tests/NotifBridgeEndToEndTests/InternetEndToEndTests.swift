@@ -75,7 +75,7 @@ struct InternetEndToEndTests {
     static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw PhoneFailure(description: "timed out waiting for \(what)") }
+            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -97,7 +97,7 @@ struct InternetEndToEndTests {
             var accessory = try await RunningAccessory.start(stateDirectory: state, internet: source)
 
             // The exchange, over the TCP link; iOS keeps the HPKE sender, which exports the keys.
-            let pairing = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+            let pairing = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
                 _ = try await connection.waitUntilEstablished()
                 return try #require(connection.pairing)
             }.0
@@ -149,7 +149,7 @@ struct RunningRelay {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.application(onListening: { continuation.yield($0) }).run() }
         var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw PhoneFailure(description: "the relay did not start") }
+        guard let bound = await iterator.next() else { throw HostFailure(description: "the relay did not start") }
         return RunningRelay(store: store, port: bound, task: task)
     }
 
@@ -180,7 +180,7 @@ struct PhoneInternetTransportTests {
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
 
         // The exchange over the link; the iPhone saves its internet keys as `phone --internet-pairing` does.
-        let (sent, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+        let (sent, session) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
             _ = try await connection.waitUntilEstablished()
             let sequence = try connection.send(Self.add(0))
             _ = try await connection.waitForReceipts([sequence])

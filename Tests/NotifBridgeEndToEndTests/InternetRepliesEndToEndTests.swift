@@ -47,8 +47,8 @@ struct InternetRepliesEndToEndTests {
                 let source = RelaySource.loopback(port: try #require(relay.port))
                 let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
                 // The notification arrives over the link; then the iPhone walks away.
-                let note = TestPhone.withActions("m1")
-                let (_, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+                let note = TestHost.withActions("m1")
+                let (_, session) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
                     _ = try await connection.addNotification(note, alerting: .standard)
                 }
                 try await InternetEndToEndTests.eventually("the accessory sees the link gone") {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
-import NotifBridgeAccessory
+@testable import NotifBridgeAccessory
+import NIOCore
 import NotifBridgeCrypto
 import NotifBridgeHost
 import NotifBridgeTestSupport
@@ -16,6 +17,13 @@ struct LinkKindTests {
     ] as [(String?, LinkKind)])
     func tcpKind(address: String?, kind: LinkKind) {
         #expect(LinkKind.tcp(peerAddress: address) == kind)
+    }
+
+    @Test("A TCP peer is named as address and port, an IPv6 address in brackets", arguments: [
+        ("192.0.2.7", 54321, "192.0.2.7:54321"), ("::1", 7420, "[::1]:7420"), ("2001:db8::1", 1, "[2001:db8::1]:1"),
+    ])
+    func peerLabel(address: String, port: Int, label: String) throws {
+        #expect(try SocketAddress(ipAddress: address, port: port).peerLabel == label)
     }
 
     /// One accessory, one P-256 key: the suite is refused on a local-network link only, whatever
@@ -35,7 +43,7 @@ struct LinkKindTests {
         defer { serving.cancel() }
         let outcome: Result<String, any Error>
         do {
-            let (established, _) = try await PhoneConnection.run(over: phoneEnd, session: TestPhone.session(suites: [.p256])) { connection in
+            let (established, _) = try await HostClient.run(over: phoneEnd, session: TestHost.session(suites: [.p256])) { connection in
                 try await connection.waitUntilEstablished(timeout: .seconds(10))
             }
             outcome = .success(established.suite)

@@ -31,7 +31,7 @@ struct PostgresEndToEndTests {
                 try await RelayServer(store: stores[1], configuration: .init(port: 0), logger: logger).application().test(.live) { two in
                     let source = RelaySource.loopback(port: try #require(two.port))
                     let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
-                    let (_, session) = try await PhoneConnection.connect(host: "127.0.0.1", port: accessory.port, session: TestPhone.session(suites: [.xWing])) { connection in
+                    let (_, session) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
                         _ = try await connection.waitUntilEstablished()
                     }
                     let file = InternetPairingFile(path: directory.path + "/pairing.json")

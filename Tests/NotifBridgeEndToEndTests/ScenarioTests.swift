@@ -28,7 +28,7 @@ final class RestartableAccessory: ScenarioEnvironment {
     /// Everything every run of the accessory displayed, in order.
     var displayed: [PresenterEvent] { earlier.withLock { $0 } + accessory.presenter.all }
 
-    func endpoint() async throws -> PhoneEndpoint { .tcp(host: "127.0.0.1", port: accessory.port) }
+    func endpoint() async throws -> AccessoryEndpoint { .tcp(host: "127.0.0.1", port: accessory.port) }
 
     func restartAccessory() async throws {
         let stopping = accessory
@@ -44,7 +44,7 @@ final class RestartableAccessory: ScenarioEnvironment {
         let end = try await accessory.daemon.control.list(ControlRequest(op: .list)) {
             observed.append(ObservedNotification(ref: NotificationRef(source: $0.source, id: $0.id), title: $0.title, body: $0.body, alerted: $0.alerted))
         }
-        guard end.ok else { throw PhoneFailure(description: end.message ?? "list failed") }
+        guard end.ok else { throw HostFailure(description: end.message ?? "list failed") }
         return observed
     }
 }
@@ -62,7 +62,7 @@ struct ScenarioTests {
         let player = ScenarioPlayer(scenario: scenario, environment: environment, onEvent: { event in
             if case .established(_, _, let resumed) = event { exchanges.withLock { $0.append(resumed) } }
         })
-        let report = try await player.play(session: TestPhone.session())
+        let report = try await player.play(session: TestHost.session())
         defer { Task { await environment.accessory.stop() } }
 
         #expect(report.failures == [], "\(file): \(report.failures.joined(separator: "; "))")

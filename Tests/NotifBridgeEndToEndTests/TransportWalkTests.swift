@@ -12,7 +12,7 @@ import NotifBridgeStore
 import NotifBridgeTestSupport
 import Testing
 
-/// The simulated iPhone choosing its transports by itself (``PhoneSystem``): Bluetooth, then the
+/// The simulated iPhone choosing its transports by itself (``HostSystem``): Bluetooth, then the
 /// local network, then the internet, each message by the first that takes it. Both links are
 /// TCP links to the accessory here (Bluetooth itself is tested in the VM); the internet is the
 /// relay server and the accessory's inbox WebSocket.
@@ -34,30 +34,30 @@ struct TransportWalkTests {
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
 
         let port = accessory.port
-        let tcp: PhoneTransports.LinkRunner = { session, body in
-            try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session) { try await body($0) }.1
+        let tcp: HostTransports.LinkRunner = { session, body in
+            try await HostClient.connect(host: "127.0.0.1", port: port, session: session) { try await body($0) }.1
         }
-        let outOfRange: PhoneTransports.LinkRunner = { _, _ in throw OutOfRange() }
+        let outOfRange: HostTransports.LinkRunner = { _, _ in throw OutOfRange() }
         let client = RelayPostClient(configuration: .init(relay: "http://127.0.0.1:\(relay.port)", accessoryID: InternetEndToEndTests.accessoryID, token: InternetEndToEndTests.post.text))
         let post: InternetTransport.Post = { message throws(AccessoryMessageError) in
             try await client.send(message)
         }
-        let phone = PhoneSystem(
-            session: TestPhone.session(suites: [.xWing]),
+        let phone = HostSystem(
+            session: TestHost.session(suites: [.xWing]),
             pairingFile: InternetPairingFile(path: directory.path + "/pairing.json"),
             routing: .init(firstRetryDelay: .milliseconds(10), maxRetryDelay: .milliseconds(50))
         )
 
         // In range of everything: Bluetooth.
-        let near = try await phone.forward((0..<3).map(Self.add), over: PhoneTransports(links: [.bluetooth: tcp, .localNetwork: tcp], internet: post))
+        let near = try await phone.forward((0..<3).map(Self.add), over: HostTransports(links: [.bluetooth: tcp, .localNetwork: tcp], internet: post))
         let exchange = try #require(phone.pairing?.exchangeID)
         // Out of Bluetooth range: the attempt fails, the local network takes it, resuming the exchange.
-        let home = try await phone.forward((3..<5).map(Self.add), over: PhoneTransports(links: [.bluetooth: outOfRange, .localNetwork: tcp], internet: post))
+        let home = try await phone.forward((3..<5).map(Self.add), over: HostTransports(links: [.bluetooth: outOfRange, .localNetwork: tcp], internet: post))
         // Away from home: the internet.
-        let away = try await phone.forward((5..<7).map(Self.add), over: PhoneTransports(links: [.bluetooth: outOfRange], internet: post))
+        let away = try await phone.forward((5..<7).map(Self.add), over: HostTransports(links: [.bluetooth: outOfRange], internet: post))
         try await InternetEndToEndTests.eventually("seven stored") { try accessory.daemon.store.notifications().count == 7 }
         // Back: Bluetooth again, and the link carries 5 and 6 again (no receipt came for them).
-        let back = try await phone.forward((7..<9).map(Self.add), over: PhoneTransports(links: [.bluetooth: tcp, .localNetwork: tcp], internet: post))
+        let back = try await phone.forward((7..<9).map(Self.add), over: HostTransports(links: [.bluetooth: tcp, .localNetwork: tcp], internet: post))
         try await phone.close()
 
         #expect(near.map(\.via) == [.bluetooth, .bluetooth, .bluetooth])
@@ -78,10 +78,10 @@ struct TransportWalkTests {
     func nothingReachable() async throws {
         let directory = try TemporaryDirectory("transport-walk-none")
         defer { directory.remove() }
-        let phone = PhoneSystem(session: TestPhone.session(suites: [.xWing]), pairingFile: InternetPairingFile(path: directory.path + "/pairing.json"))
-        let outOfRange: PhoneTransports.LinkRunner = { _, _ in throw OutOfRange() }
-        let error = await #expect(throws: PhoneFailure.self) {
-            try await phone.forward([Self.add(0)], over: PhoneTransports(links: [.bluetooth: outOfRange, .localNetwork: outOfRange]))
+        let phone = HostSystem(session: TestHost.session(suites: [.xWing]), pairingFile: InternetPairingFile(path: directory.path + "/pairing.json"))
+        let outOfRange: HostTransports.LinkRunner = { _, _ in throw OutOfRange() }
+        let error = await #expect(throws: HostFailure.self) {
+            try await phone.forward([Self.add(0)], over: HostTransports(links: [.bluetooth: outOfRange, .localNetwork: outOfRange]))
         }
         #expect(error?.description.contains("no transport reaches the accessory") == true)
     }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What the simulated iPhone learns from the accessory, in arrival order.
-public enum PhoneEvent: Sendable {
+public enum HostClientEvent: Sendable {
     case established(exchangeID: UInt64, suite: String, resumed: Bool)
     case receipt(sequence: UInt64, stored: Bool, alerted: Bool)
     /// A notification response (action or text reply), as iOS would hand it to the system.
@@ -15,7 +15,7 @@ public enum PhoneEvent: Sendable {
     case closed(reason: String)
 }
 
-public struct PhoneTimeout: Error, CustomStringConvertible {
+public struct HostTimeout: Error, CustomStringConvertible {
     public var waitingFor: String
     public var description: String { "timed out waiting for \(waitingFor)" }
 }
@@ -76,7 +76,7 @@ final class EventMailbox<Element: Sendable>: Sendable {
             group.addTask { await self.next() }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                throw PhoneTimeout(waitingFor: waitingFor)
+                throw HostTimeout(waitingFor: waitingFor)
             }
             defer { group.cancelAll() }
             return try await group.next() ?? nil

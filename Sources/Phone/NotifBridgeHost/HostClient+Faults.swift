@@ -6,7 +6,7 @@ import Synchronization
 /// Link faults a scenario can stage: a message cut off by a disconnect, and messages put on
 /// the link out of order. Both go through the session like any other call, so the system's
 /// bookkeeping (numbers, what awaits a receipt) stays exactly as for a real fault.
-extension PhoneConnection {
+extension HostClient {
     /// Chunk length for a message cut short, so that even a small one spans several chunks.
     static let partialChunkLength = 64
 
@@ -54,7 +54,7 @@ extension PhoneConnection {
             return transmits.reversed() + others
         }
         perform(actions)
-        if let failure { throw PhoneFailure(description: "reordered calls not sent: \(failure)") }
+        if let failure { throw HostFailure(description: "reordered calls not sent: \(failure)") }
         return sequences
     }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// and events sealed for inspection. SPI, so they stay out of the public API; a test imports
 /// them with `@_spi(Testing) import NotifBridgeHost`.
 @_spi(Testing)
-extension PhoneConnection {
+extension HostClient {
     /// Sends a link message as is, bypassing the session (tests use it to tamper).
     public func sendRaw(_ message: LinkMessage) {
         let chunks = state.withLock { $0.chunks(of: message) }

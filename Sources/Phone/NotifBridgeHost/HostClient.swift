@@ -8,11 +8,11 @@ import Synchronization
 
 /// The simulated iPhone connected to an accessory over the TCP link. It carries out what
 /// `HostSession` decides: one writer keeps outbound messages in the order they were sealed.
-public final class PhoneConnection: Sendable {
+public final class HostClient: Sendable {
     let state: Mutex<HostConnection>
     let outbound: AsyncStream<Outbound>.Continuation
-    private let mailbox = EventMailbox<PhoneEvent>()
-    private let onEvent: @Sendable (PhoneEvent) -> Void
+    private let mailbox = EventMailbox<HostClientEvent>()
+    private let onEvent: @Sendable (HostClientEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
     private let closing = Mutex(false)
     /// Every receipt with its arrival time, for load runs.
@@ -24,7 +24,7 @@ public final class PhoneConnection: Sendable {
         var sequence: UInt64?
     }
 
-    private init(session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (PhoneEvent) -> Void) {
+    private init(session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (HostClientEvent) -> Void) {
         state = Mutex(HostConnection(session: session, limits: limits, chunkLength: chunkLength))
         self.outbound = outbound
         self.onEvent = onEvent
@@ -37,8 +37,8 @@ public final class PhoneConnection: Sendable {
         port: Int,
         session: HostSession,
         limits: WireLimits = .default,
-        onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in },
-        _ body: @Sendable (PhoneConnection) async throws -> T
+        onEvent: @escaping @Sendable (HostClientEvent) -> Void = { _ in },
+        _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
         return try await channel.withChunkLink(peer: "\(host):\(port)") { link in
@@ -52,11 +52,11 @@ public final class PhoneConnection: Sendable {
         over link: ChunkLink,
         session: HostSession,
         limits: WireLimits = .default,
-        onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in },
-        _ body: @Sendable (PhoneConnection) async throws -> T
+        onEvent: @escaping @Sendable (HostClientEvent) -> Void = { _ in },
+        _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        let connection = PhoneConnection(session: session, limits: limits, chunkLength: link.chunkLength, outbound: continuation, onEvent: onEvent)
+        let connection = HostClient(session: session, limits: limits, chunkLength: link.chunkLength, outbound: continuation, onEvent: onEvent)
         let result = try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 // The transport relay's completions: written, or failed with the link.
@@ -119,7 +119,7 @@ public final class PhoneConnection: Sendable {
         }
         if let failure {
             post(.notSent(reason: "\(operation.summaryLine): \(failure)"))
-            throw PhoneFailure(description: "\(operation.summaryLine) not sent: \(failure)")
+            throw HostFailure(description: "\(operation.summaryLine) not sent: \(failure)")
         }
         perform(actions)
         return sequence
@@ -151,7 +151,7 @@ public final class PhoneConnection: Sendable {
 
     // MARK: Waiting
 
-    public func nextEvent(timeout: Duration = .seconds(10)) async throws -> PhoneEvent? {
+    public func nextEvent(timeout: Duration = .seconds(10)) async throws -> HostClientEvent? {
         try await mailbox.next(timeout: timeout, waitingFor: "an accessory message")
     }
 
@@ -161,12 +161,12 @@ public final class PhoneConnection: Sendable {
         while let event = try await mailbox.next(timeout: timeout, waitingFor: "the key exchange") {
             switch event {
             case .established(let id, let suite, let resumed): return (id, suite, resumed)
-            case .closed(let reason): throw PhoneFailure(description: "link closed before the key exchange completed: \(reason)")
-            case .peerError(let code, let detail): throw PhoneFailure(description: "accessory refused the key exchange: \(code): \(detail)")
+            case .closed(let reason): throw HostFailure(description: "link closed before the key exchange completed: \(reason)")
+            case .peerError(let code, let detail): throw HostFailure(description: "accessory refused the key exchange: \(code): \(detail)")
             default: continue
             }
         }
-        throw PhoneFailure(description: "link closed before the key exchange completed")
+        throw HostFailure(description: "link closed before the key exchange completed")
     }
 
     /// Waits until every sequence in `sequences` has a receipt; returns the receipts.
@@ -174,11 +174,11 @@ public final class PhoneConnection: Sendable {
         var receipts: [UInt64: (stored: Bool, alerted: Bool)] = [:]
         while !sequences.isSubset(of: Set(receipts.keys)) {
             guard let event = try await mailbox.next(timeout: timeout, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
-                throw PhoneFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
+                throw HostFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
             }
             switch event {
             case .receipt(let sequence, let stored, let alerted): receipts[sequence] = (stored, alerted)
-            case .closed(let reason): throw PhoneFailure(description: "link closed while waiting for receipts: \(reason)")
+            case .closed(let reason): throw HostFailure(description: "link closed while waiting for receipts: \(reason)")
             default: continue
             }
         }
@@ -262,7 +262,7 @@ public final class PhoneConnection: Sendable {
         }
     }
 
-    func post(_ event: PhoneEvent) {
+    func post(_ event: HostClientEvent) {
         onEvent(event)
         mailbox.post(event)
     }
@@ -275,7 +275,7 @@ public final class PhoneConnection: Sendable {
     }
 }
 
-public struct PhoneFailure: Error, CustomStringConvertible {
+public struct HostFailure: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
 }

@@ -4,11 +4,11 @@ import NotifBridgeWire
 
 /// How the system can reach the accessory right now: a way to run a link of each transport
 /// that is in range, and a way to post to the relay when the iPhone is online.
-public struct PhoneTransports: Sendable {
+public struct HostTransports: Sendable {
     /// Runs one link with `session` for as long as `body` runs and returns the session as the
-    /// link ended (``PhoneConnection/connect(host:port:session:limits:onEvent:_:)`` has this
+    /// link ended (``HostClient/connect(host:port:session:limits:onEvent:_:)`` has this
     /// shape); throws when the accessory cannot be reached that way.
-    public typealias LinkRunner = @Sendable (HostSession, @escaping @Sendable (PhoneConnection) async throws -> Void) async throws -> HostSession
+    public typealias LinkRunner = @Sendable (HostSession, @escaping @Sendable (HostClient) async throws -> Void) async throws -> HostSession
 
     public var links: [AccessoryTransport: LinkRunner]
     /// The transport extension's post to the relay; nil while offline.
@@ -32,7 +32,7 @@ public struct PhoneTransports: Sendable {
 ///
 /// Links carry one ``HostSession`` in turn, resuming its exchange; the internet keys come from
 /// that exchange and live in `pairingFile`, saved before each post.
-public final class PhoneSystem {
+public final class HostSystem {
     public struct Delivery: Sendable, Hashable {
         public var sequence: UInt64
         public var via: AccessoryTransport
@@ -65,7 +65,7 @@ public final class PhoneSystem {
     /// how each went. Throws when none can: every transport is out of reach. `transports` is
     /// the world as it is now, so a link the last call left open is closed first (its
     /// transport may be out of range now); the next link resumes the exchange.
-    public func forward(_ operations: [HostOperation], over transports: PhoneTransports, now: Date = Date()) async throws -> [Delivery] {
+    public func forward(_ operations: [HostOperation], over transports: HostTransports, now: Date = Date()) async throws -> [Delivery] {
         try await closeLink()
         var router = TransportRouter(configuration: routing)
         var actions: [TransportRouter.Action] = []
@@ -78,7 +78,7 @@ public final class PhoneSystem {
             case .delivered:
                 continue
             case .held(let id):
-                throw PhoneFailure(description: "no transport reaches the accessory for \(operations[Int(id)].summaryLine)")
+                throw HostFailure(description: "no transport reaches the accessory for \(operations[Int(id)].summaryLine)")
             case .send(let id, let transport, let delay):
                 if delay > .zero { try await Task.sleep(for: delay) }
                 let index = Int(id)
@@ -101,7 +101,7 @@ public final class PhoneSystem {
         try await closeLink()
     }
 
-    private func attempt(_ operation: HostOperation, numbered sequence: inout UInt64?, via transport: AccessoryTransport, _ transports: PhoneTransports, now: Date) async throws -> Result<Delivery, AccessoryMessageError> {
+    private func attempt(_ operation: HostOperation, numbered sequence: inout UInt64?, via transport: AccessoryTransport, _ transports: HostTransports, now: Date) async throws -> Result<Delivery, AccessoryMessageError> {
         if transport == .internet {
             guard let upload = transports.internet else { return .failure(.transportUnavailable) }
             try await closeLink()
@@ -153,12 +153,12 @@ public final class PhoneSystem {
     /// at 0 would use message keys twice.
     private func internetTransport(_ post: @escaping InternetTransport.Post) throws -> InternetTransport {
         guard let pairing = session.pairing else {
-            throw PhoneFailure(description: "the internet transport needs a key exchange made over a link first")
+            throw HostFailure(description: "the internet transport needs a key exchange made over a link first")
         }
         if let internet, internet.pairing.exchangeID == pairing.exchangeID { return internet }
         if try pairingFile.load()?.exchangeID != pairing.exchangeID {
             guard let keys = try InternetPairing(pairing, configuration: session.configuration, nextSequence: session.forwarder.nextSequence) else {
-                throw PhoneFailure(description: "the exchange used P-256; the internet transport takes X-Wing only")
+                throw HostFailure(description: "the exchange used P-256; the internet transport takes X-Wing only")
             }
             try pairingFile.save(keys)
         }
@@ -186,13 +186,13 @@ public final class PhoneSystem {
 /// A link kept open between messages: its runner's body waits until it is released.
 private struct OpenLink: Sendable {
     let transport: AccessoryTransport
-    let connection: PhoneConnection
+    let connection: HostClient
     let task: Task<HostSession, any Error>
     let release: AsyncStream<Void>.Continuation
 
     /// The link once its exchange is established (or resumed); nil when it cannot be opened.
-    static func open(_ transport: AccessoryTransport, _ runner: @escaping PhoneTransports.LinkRunner, session: HostSession, timeout: Duration) async -> OpenLink? {
-        let (connections, published) = AsyncStream.makeStream(of: PhoneConnection.self)
+    static func open(_ transport: AccessoryTransport, _ runner: @escaping HostTransports.LinkRunner, session: HostSession, timeout: Duration) async -> OpenLink? {
+        let (connections, published) = AsyncStream.makeStream(of: HostClient.self)
         let (released, release) = AsyncStream.makeStream(of: Void.self)
         let task = Task {
             defer { published.finish() }
@@ -222,7 +222,7 @@ private struct OpenLink: Sendable {
     }
 }
 
-extension PhoneConnection {
+extension HostClient {
     enum ReceiptWait {
         case arrived(alerted: Bool)
         case timedOut

@@ -43,7 +43,7 @@ public struct LoadRun: Sendable {
     }
 
     /// Runs over an established connection. `make` builds notification `index` (1-based).
-    public func run(over connection: PhoneConnection, make: @Sendable (Int) -> HostOperation) async throws -> Summary {
+    public func run(over connection: HostClient, make: @Sendable (Int) -> HostOperation) async throws -> Summary {
         let clock = ContinuousClock()
         let start = clock.now
         var sentAt: [UInt64: ContinuousClock.Instant] = [:]

@@ -5,7 +5,7 @@ import NotifBridgeWire
 import Synchronization
 
 /// Where the simulated iPhone finds the accessory for its next link.
-public enum PhoneEndpoint: Sendable {
+public enum AccessoryEndpoint: Sendable {
     case tcp(host: String, port: Int)
     /// A link already open, e.g. a GATT connection; the player closes it when done.
     case link(ChunkLink)
@@ -14,7 +14,7 @@ public enum PhoneEndpoint: Sendable {
 /// What a scenario needs from the accessory it plays against.
 public protocol ScenarioEnvironment: Sendable {
     /// Where the accessory is now (a restart may move it); called once per link.
-    func endpoint() async throws -> PhoneEndpoint
+    func endpoint() async throws -> AccessoryEndpoint
     /// Stops the accessory and starts it again on the same state.
     func restartAccessory() async throws
     /// What the accessory shows now, to check the expectations against.
@@ -44,9 +44,9 @@ public struct ScenarioPlayer: Sendable {
     /// Longest wait for the key exchange or for receipts.
     public var timeout: Duration = .seconds(15)
     private let say: @Sendable (String) -> Void
-    private let onEvent: @Sendable (PhoneEvent) -> Void
+    private let onEvent: @Sendable (HostClientEvent) -> Void
 
-    public init(scenario: Scenario, environment: any ScenarioEnvironment, say: @escaping @Sendable (String) -> Void = { _ in }, onEvent: @escaping @Sendable (PhoneEvent) -> Void = { _ in }) {
+    public init(scenario: Scenario, environment: any ScenarioEnvironment, say: @escaping @Sendable (String) -> Void = { _ in }, onEvent: @escaping @Sendable (HostClientEvent) -> Void = { _ in }) {
         self.scenario = scenario
         self.environment = environment
         self.say = say
@@ -74,17 +74,17 @@ public struct ScenarioPlayer: Sendable {
             }
             progress.links += 1
             let (start, onEvent) = (progress, self.onEvent)
-            let record: @Sendable (PhoneEvent) -> Void = { event in
+            let record: @Sendable (HostClientEvent) -> Void = { event in
                 if case .receipt(let sequence, _, let alerted) = event { receipts.withLock { $0[sequence] = alerted } }
                 onEvent(event)
             }
-            let body: @Sendable (PhoneConnection) async throws -> LinkEnd = { connection in
+            let body: @Sendable (HostClient) async throws -> LinkEnd = { connection in
                 try await connection.waitUntilEstablished(timeout: timeout)
                 return try await online(start, over: connection)
             }
             let (after, ended) = switch try await environment.endpoint() {
-            case .tcp(let host, let port): try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: record, body)
-            case .link(let link): try await PhoneConnection.run(over: link, session: session, onEvent: record, body)
+            case .tcp(let host, let port): try await HostClient.connect(host: host, port: port, session: session, onEvent: record, body)
+            case .link(let link): try await HostClient.run(over: link, session: session, onEvent: record, body)
             }
             session = ended
             progress = after.progress
@@ -110,7 +110,7 @@ public struct ScenarioPlayer: Sendable {
     }
 
     /// Runs steps over one established link until one ends it, or the timeline ends.
-    private func online(_ start: Progress, over connection: PhoneConnection) async throws -> LinkEnd {
+    private func online(_ start: Progress, over connection: HostClient) async throws -> LinkEnd {
         var progress = start
         while progress.next < scenario.steps.count {
             let step = scenario.steps[progress.next]
@@ -196,7 +196,7 @@ public struct ScenarioPlayer: Sendable {
         return progress.next >= scenario.steps.count && session.outstandingCount > 0
     }
 
-    private func settle(_ connection: PhoneConnection) async throws {
+    private func settle(_ connection: HostClient) async throws {
         let outstanding = connection.unacknowledged
         guard !outstanding.isEmpty else { return }
         _ = try await connection.waitForReceipts(outstanding, timeout: timeout)

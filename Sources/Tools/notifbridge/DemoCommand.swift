@@ -35,7 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
         let session = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
         let operations = try FixtureCorpus.operations()
         let pause = Duration.milliseconds(Int(self.pause * 1000))
-        let summary = try await PhoneConnection.connect(host: "127.0.0.1", port: port, session: session, onEvent: printer.print) { connection in
+        let summary = try await HostClient.connect(host: "127.0.0.1", port: port, session: session, onEvent: printer.print) { connection in
             try await forward(operations, over: connection, printer: printer, linger: 0, pause: pause)
         }.0
         try await Task.sleep(for: .milliseconds(200))
@@ -96,10 +96,10 @@ final class AccessoryProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let port = port.withLock({ $0 }) { return port }
-            guard process.isRunning else { throw PhoneFailure(description: "the accessory process exited with status \(process.terminationStatus) before listening") }
+            guard process.isRunning else { throw HostFailure(description: "the accessory process exited with status \(process.terminationStatus) before listening") }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw PhoneFailure(description: "the accessory process did not start listening within \(timeout)")
+        throw HostFailure(description: "the accessory process did not start listening within \(timeout)")
     }
 
     func stop() {

@@ -88,24 +88,24 @@ struct PhoneTarget: ParsableArguments {
 
     /// Connects over the chosen transport, runs `body`, and disconnects.
     func connect<T: Sendable>(
-        onEvent: @escaping @Sendable (PhoneEvent) -> Void,
-        _ body: @Sendable (PhoneConnection) async throws -> T
+        onEvent: @escaping @Sendable (HostClientEvent) -> Void,
+        _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         switch transport {
         case .internet:
             throw CommandFailure("--transport internet carries no link (no receipts, no key exchange): use it with phone forward")
         case .tcp:
-            return try await PhoneConnection.connect(host: host, port: port, session: session, onEvent: onEvent, body)
+            return try await HostClient.connect(host: host, port: port, session: session, onEvent: onEvent, body)
         case .lan:
             // Apple's local-network transport takes X-Wing only.
             guard suite.contains(.xWing) else { throw CommandFailure("--transport lan needs --suite xwing: the local network takes X-Wing only") }
             let found = try await LocalNetwork.discover(seconds: discoveryTimeout, name: serviceName, keyID: keyID)
-            return try await PhoneConnection.connect(host: found.host, port: found.port, session: session(suites: [.xWing]), onEvent: onEvent, body)
+            return try await HostClient.connect(host: found.host, port: found.port, session: session(suites: [.xWing]), onEvent: onEvent, body)
         case .ble:
             #if canImport(NotifBridgeBLE)
             let bluetooth = try await openBluetoothLink()
             do {
-                let result = try await PhoneConnection.run(over: bluetooth.link, session: session, onEvent: onEvent, body)
+                let result = try await HostClient.run(over: bluetooth.link, session: session, onEvent: onEvent, body)
                 await bluetooth.disconnect()
                 return result
             } catch {
@@ -241,7 +241,7 @@ struct ForwardSummary: CustomStringConvertible, Sendable {
 }
 
 /// Establishes, forwards each operation in order, and waits for every receipt.
-func forward(_ operations: [HostOperation], over connection: PhoneConnection, printer: PhonePrinter, linger: Double,
+func forward(_ operations: [HostOperation], over connection: HostClient, printer: PhonePrinter, linger: Double,
              pause: Duration = .zero, timeout: Duration = .seconds(15)) async throws -> ForwardSummary {
     try await connection.waitUntilEstablished(timeout: timeout)
     var sequences: Set<UInt64> = []
@@ -272,7 +272,7 @@ struct PhonePrinter: Sendable {
         terminalSafe(text)
     }
 
-    func print(_ event: PhoneEvent) {
+    func print(_ event: HostClientEvent) {
         switch event {
         case .established(let id, let suite, let resumed):
             line("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(id))")

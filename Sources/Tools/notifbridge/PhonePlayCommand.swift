@@ -105,13 +105,13 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
     var host: String { target.host }
     var port: Int { target.port }
 
-    func endpoint() async throws -> PhoneEndpoint {
+    func endpoint() async throws -> AccessoryEndpoint {
         switch target.transport {
         case .tcp: .tcp(host: host, port: port)
         case .lan:
             try await {
                 let found = try await LocalNetwork.discover(seconds: target.discoveryTimeout, name: target.serviceName, keyID: target.keyID)
-                return PhoneEndpoint.tcp(host: found.host, port: found.port)
+                return AccessoryEndpoint.tcp(host: found.host, port: found.port)
             }()
         case .internet:
             throw CommandFailure("a scenario needs a link that carries receipts: --transport tcp, lan or ble")
@@ -162,7 +162,7 @@ final class SpawnedAccessory: ScenarioEnvironment {
         return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
     }
 
-    func endpoint() async throws -> PhoneEndpoint { .tcp(host: "127.0.0.1", port: current.withLock { $0.port }) }
+    func endpoint() async throws -> AccessoryEndpoint { .tcp(host: "127.0.0.1", port: current.withLock { $0.port }) }
 
     func restartAccessory() async throws {
         let old = current.withLock { $0.process }
