@@ -132,6 +132,44 @@ struct StoreRatchetTests {
         #expect(try store.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == 3)
     }
 
+    /// An exchange and its internet ratchets are one transaction: a failure part-way (here a chain
+    /// key the table refuses, after the exchange's row and the first chain went in) leaves the
+    /// store as it was, the earlier exchange still active.
+    @Test("An exchange is saved with its internet ratchets, or not at all", arguments: [(32, true), (31, false), (33, false)])
+    func exchangeWithRatchetsIsAtomic(chainKeyLength: Int, saved: Bool) throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let earlier = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "earlier", encapsulatedKey: Data(repeating: 1, count: 1120))
+        do {
+            let store = try open(directory)
+            try store.saveExchange(earlier, keyID: [1], now: start)
+            let start = InternetRatchetStart(
+                keyID: Self.keyID,
+                chainKeys: InternetChainKeys(hostToAccessory: Self.chainKeys.hostToAccessory, accessoryToHost: Data(repeating: 0x22, count: chainKeyLength))
+            )
+            if saved {
+                #expect(try store.saveExchange(exchange, keyID: [1], now: self.start, internet: start) == 2)
+            } else {
+                #expect(throws: (any Error).self) { try store.saveExchange(exchange, keyID: [1], now: self.start, internet: start) }
+            }
+        }
+        let reopened = try open(directory)
+        let active = try #require(try reopened.activeExchange(keyID: [1]))
+        #expect(active.exchangeID == (saved ? exchange : earlier).exchangeID)
+        #expect(try reopened.receivingRatchet(exchangeID: exchange.exchangeID)?.ratchet.nextIndex == (saved ? 0 : nil))
+        #expect(try reopened.receivingRatchet(exchangeID: earlier.exchangeID) == nil)
+    }
+
+    @Test("An internet key ID of 3 or 5 bytes is refused before anything is written", arguments: [3, 5])
+    func internetKeyIDLength(length: Int) throws {
+        let directory = try TemporaryDirectory("ratchet")
+        defer { directory.remove() }
+        let store = try open(directory)
+        let start = InternetRatchetStart(keyID: Array(repeating: 1, count: length), chainKeys: Self.chainKeys)
+        #expect(throws: AccessoryStore.RatchetStoreError.self) { try store.saveExchange(exchange, keyID: [1], now: self.start, internet: start) }
+        #expect(try store.activeExchange(keyID: [1]) == nil)
+    }
+
     @Test("Starting again never resets a ratchet that has moved")
     func startIsIdempotent() throws {
         let directory = try TemporaryDirectory("ratchet")

@@ -177,10 +177,7 @@ struct ConnectionRunner: Sendable {
             case .send:
                 continue
             case .persistExchange(let parameters, let internet):
-                try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date())
-                if let internet {
-                    try store.startInternetRatchets(exchangeID: parameters.exchangeID, keyID: internet.keyID, chainKeys: internet.chainKeys)
-                }
+                try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date(), internet: internet)
                 presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
                 logger.info("key exchange \(exchangeHex(parameters.exchangeID)) completed (\(parameters.cipherSuite))")
             case .resumedExchange(let exchangeID):

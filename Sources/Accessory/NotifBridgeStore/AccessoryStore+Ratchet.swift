@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 
 /// The internet transport's ratchets (docs/PROTOCOL.md §10), one pair per key exchange.
@@ -46,27 +47,40 @@ extension AccessoryStore {
 
     /// Starts both ratchets of a stored exchange at index 0 from its exported chain keys, and
     /// returns true; returns false and changes nothing when they exist already: restarting a
-    /// ratchet that has moved would reuse its keys.
+    /// ratchet that has moved would reuse its keys. A new exchange starts them with
+    /// `saveExchange(_:keyID:now:internet:)`, in the transaction that saves it.
     @discardableResult
     public func startInternetRatchets(exchangeID: UInt64, keyID: [UInt8], chainKeys: InternetChainKeys) throws -> Bool {
+        try Self.checkInternetKeyID(keyID)
+        return try database.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) != nil else {
+                throw UnknownExchange(exchangeID: exchangeID)
+            }
+            return try Self.startRatchets(db, exchangeID: exchangeID, InternetRatchetStart(keyID: keyID, chainKeys: chainKeys))
+        }
+    }
+
+    static func checkInternetKeyID(_ keyID: [UInt8]) throws {
         guard keyID.count == InternetRatchet.keyIDLength else {
             throw RatchetStoreError(description: "an internet key ID is \(InternetRatchet.keyIDLength) bytes, got \(keyID.count)")
         }
-        return try database.write { db in
-            let id = Int64(bitPattern: exchangeID)
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM key_exchange WHERE exchange_id = ?", arguments: [id]) != nil else {
-                throw UnknownExchange(exchangeID: exchangeID)
-            }
-            var started = false
-            for direction in [Direction.hostToAccessory, .accessoryToHost] {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO ratchet_chain (exchange_id, direction, key_id, chain_key, next_index) VALUES (?, ?, ?, ?, 0)",
-                    arguments: [id, Self.column(direction), Data(keyID), chainKeys.chainKey(for: direction)]
-                )
-                started = started || db.changesCount > 0
-            }
-            return started
+    }
+
+    /// Inserts both chains at index 0 unless they exist; true if any was new. Only an existing
+    /// chain is passed over (not `OR IGNORE`, which would also pass over a chain key the table's
+    /// CHECK refuses and leave the exchange without that ratchet).
+    @discardableResult
+    static func startRatchets(_ db: Database, exchangeID: UInt64, _ start: InternetRatchetStart) throws -> Bool {
+        let id = Int64(bitPattern: exchangeID)
+        var started = false
+        for direction in [Direction.hostToAccessory, .accessoryToHost] {
+            try db.execute(
+                sql: "INSERT INTO ratchet_chain (exchange_id, direction, key_id, chain_key, next_index) VALUES (?, ?, ?, ?, 0) ON CONFLICT DO NOTHING",
+                arguments: [id, Self.column(direction), Data(start.keyID), start.chainKeys.chainKey(for: direction)]
+            )
+            started = started || db.changesCount > 0
         }
+        return started
     }
 
     /// The receiving ratchet of an exchange as last saved, with its internet key ID; nil if

@@ -153,24 +153,33 @@ public final class AccessoryStore: Sendable {
         }
     }
 
-    /// Records a completed exchange as the only active one and returns its epoch.
+    /// Records a completed exchange as the only active one and returns its epoch. With
+    /// `internet`, its internet ratchets start in the same transaction: a crash leaves either
+    /// both or neither, never an exchange that the relay's messages cannot open.
     @discardableResult
-    public func saveExchange(_ parameters: KeyExchangeParameters, keyID: [UInt8], now: Date) throws -> Int64 {
-        try database.write { db in
+    public func saveExchange(_ parameters: KeyExchangeParameters, keyID: [UInt8], now: Date, internet: InternetRatchetStart? = nil) throws -> Int64 {
+        if let internet { try Self.checkInternetKeyID(internet.keyID) }
+        return try database.write { db in
             try db.execute(sql: "UPDATE key_exchange SET active = 0")
             let id = Int64(bitPattern: parameters.exchangeID)
-            if let epoch = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [id]) {
-                try db.execute(sql: "UPDATE key_exchange SET active = 1 WHERE epoch = ?", arguments: [epoch])
-                return epoch
+            let epoch: Int64
+            if let known = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [id]) {
+                try db.execute(sql: "UPDATE key_exchange SET active = 1 WHERE epoch = ?", arguments: [known])
+                epoch = known
+            } else {
+                try db.execute(
+                    sql: """
+                        INSERT INTO key_exchange (exchange_id, key_id, cipher_suite, version, identifier, encapsulated_key, active, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                        """,
+                    arguments: [id, Data(keyID), parameters.cipherSuite, parameters.version, parameters.identifier, parameters.encapsulatedKey, now]
+                )
+                epoch = db.lastInsertedRowID
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO key_exchange (exchange_id, key_id, cipher_suite, version, identifier, encapsulated_key, active, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, 1, ?)
-                    """,
-                arguments: [id, Data(keyID), parameters.cipherSuite, parameters.version, parameters.identifier, parameters.encapsulatedKey, now]
-            )
-            return db.lastInsertedRowID
+            if let internet {
+                try Self.startRatchets(db, exchangeID: parameters.exchangeID, internet)
+            }
+            return epoch
         }
     }
 
