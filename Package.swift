@@ -128,7 +128,7 @@ let package = Package(
             name: "NotifBridgeAccessory",
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
-                "NotifBridgeDisplay", "NotifBridgeHooks", nioCore, nioPosix, logging, serviceLifecycle,
+                "NotifBridgeDisplay", "NotifBridgeHooks", "NotifBridgeLogGate", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
             swiftSettings: swiftSettings
@@ -210,7 +210,7 @@ let package = Package(
         .target(
             name: "NotifBridgeRelay",
             dependencies: [
-                "NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeWebServing", logging, nioCore, serviceLifecycle,
+                "NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeWebServing", "NotifBridgeLogGate", logging, nioCore, serviceLifecycle,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -285,6 +285,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Files replaced atomically and fsynced: the accessory's key, the iPhone's ratchet state.
+        // Log lines about what peers do, rationed per origin and summarised (the accessory
+        // daemon and the relay). The throttle is pure; the gate reads the clock.
+        .target(
+            name: "NotifBridgeLogGate",
+            path: "Sources/Tools/NotifBridgeLogGate",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NotifBridgeFiles",
             path: "Sources/Tools/NotifBridgeFiles",
@@ -419,6 +426,11 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeAccessoryCoreTests",
             dependencies: ["NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifBridgeLogGateTests",
+            dependencies: ["NotifBridgeLogGate"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

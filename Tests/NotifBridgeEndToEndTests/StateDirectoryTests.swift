@@ -78,28 +78,3 @@ struct StateDirectoryTests {
         #expect(Self.mode(foreign) == before)
     }
 }
-
-/// Log lines kept for assertions.
-final class CapturedLog: LogHandler, Sendable {
-    private let lines = Mutex<[(Logger.Level, String)]>([])
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append((event.level, "\(event.message)")) }
-    }
-
-    func messages(at level: Logger.Level) -> [String] {
-        lines.withLock { $0.filter { $0.0 == level }.map(\.1) }
-    }
-}

@@ -144,6 +144,36 @@ struct RelayServerTests {
         }
     }
 
+    /// Whoever holds a post token can be refused any number of times; the log gets `logBurst`
+    /// lines per accessory and window, then one line counting the rest.
+    @Test("refused posts: logBurst lines, then one summary; another accessory has its own share", arguments: [(burst: 3, refused: 3), (burst: 3, refused: 4)])
+    func refusalsRationed(burst: Int, refused: Int) async throws {
+        let directory = try TemporaryDirectory("relay-log")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite", limits: RelayLimits(maxQueuedMessages: 1))
+        defer { try? store.close() }
+        try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
+        try store.register(accessory: "watch-2", inbox: Self.inbox, post: Self.post)
+        let log = CapturedLog()
+        // Long enough that the posts all fall in one window on a loaded machine.
+        let interval = Duration.seconds(3)
+        let server = RelayServer(
+            store: store, configuration: .init(port: 0, logBurst: burst, logInterval: interval),
+            logger: Logger(label: "relay-test", factory: { _ in log })
+        )
+        try await server.application().test(.live) { client in
+            #expect(try await Self.post(client, [1]).status == .created)
+            #expect(try await Self.post(client, [1], to: "watch-2").status == .created)
+            for _ in 0..<refused { #expect(try await Self.post(client, [2]).status == .tooManyRequests) }
+            #expect(try await Self.post(client, [2], to: "watch-2").status == .tooManyRequests)
+            let refusals = log.messages(at: .notice).filter { $0 == "post refused" }
+            #expect(refusals.count == min(refused, burst) + 1, "watch-1's share, and watch-2's own line")
+            try await Task.sleep(for: interval + .seconds(1))
+        }
+        let summaries = log.messages(at: .notice).filter { $0.contains("were not logged") }
+        #expect(summaries == (refused > burst ? ["\(refused - burst) more refusals from \(Self.accessory) in the last \(interval) were not logged"] : []))
+    }
+
     @Test("posts at once share transactions: each gets its own number or its own refusal, the queue exactly at its limit")
     func concurrentPosts() async throws {
         let directory = try TemporaryDirectory("relay-concurrent")

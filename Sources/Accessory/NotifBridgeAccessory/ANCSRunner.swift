@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifBridgeANCS
 import NotifBridgeAccessoryCore
+import NotifBridgeLogGate
 import NotifBridgeStore
 import NotifBridgeWire
 import Synchronization

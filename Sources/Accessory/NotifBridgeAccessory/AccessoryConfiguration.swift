@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeLogGate
 import NotifBridgeTCP
 import NotifBridgeWire
 

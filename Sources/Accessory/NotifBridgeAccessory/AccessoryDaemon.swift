@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeLogGate
 import NotifBridgeStore
 import NotifBridgeTCP
 import NotifBridgeWire
@@ -201,7 +202,7 @@ public final class AccessoryDaemon: Sendable {
         while true {
             try await Task.sleep(for: .milliseconds(500))
             for summary in gate.summaries() {
-                logger.notice("\(summary.suppressed) more \(summary.origin) in the last \(configuration.resources.logInterval) were not logged")
+                logger.notice("\(gate.summaryLine(summary))")
             }
             pipeline.summarise()
         }

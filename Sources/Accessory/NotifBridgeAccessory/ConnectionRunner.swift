@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeLogGate
 import NotifBridgeStore
 import NotifBridgeWire
 

@@ -108,31 +108,6 @@ enum LinkInput: Sendable {
     case shutdown
 }
 
-/// Log lines and presenter events about what peers do, rationed per origin: a peer that
-/// reconnects or misbehaves in a loop cannot flood the log. Suppressed lines are summarised.
-final class LogGate: Sendable {
-    /// What a rationed line is about; each has its own share per origin.
-    enum Topic: String {
-        case refusals, connections
-    }
-
-    private let throttle: Mutex<LogThrottle>
-
-    init(_ throttle: LogThrottle) {
-        self.throttle = Mutex(throttle)
-    }
-
-    /// Runs `write` unless `origin` has had its share of `topic` lines in the current window.
-    func pass(_ origin: String, _ topic: Topic = .refusals, _ write: () -> Void) {
-        let key = "\(topic.rawValue) from \(origin)"
-        if throttle.withLock({ $0.admit(key, now: .now) }) { write() }
-    }
-
-    func summaries() -> [LogThrottle.Summary] {
-        throttle.withLock { $0.summaries(now: .now) }
-    }
-}
-
 /// Completes a control request waiting for its message to be sent (or refused).
 final class SendReply: Sendable {
     private let continuation: Mutex<CheckedContinuation<Result<Void, SendFailure>, Never>?>

@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NotifBridgeLogGate
 import NotifBridgeTCP
 import NotifBridgeWire
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifBridgeLogGate
 import NotifBridgeRelayCore
 import NotifBridgeWire
 import Synchronization
@@ -43,13 +44,15 @@ final class InboxConnection: Sendable {
     private let store: any RelayStorage
     private let pusher: (any APNsPushing)?
     private let logger: Logger
+    private let gate: LogGate
     private let now: @Sendable () -> Date
 
-    init(accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, logger: Logger, now: @escaping @Sendable () -> Date) {
+    init(accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, logger: Logger, gate: LogGate, now: @escaping @Sendable () -> Date) {
         self.accessoryID = accessoryID
         self.store = store
         self.pusher = pusher
         self.logger = logger
+        self.gate = gate
         self.now = now
         (output, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (inputs, inputContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -157,7 +160,9 @@ final class InboxConnection: Sendable {
     private func push(_ body: [UInt8]) async throws -> RelayFrame.PushStatus {
         guard let pusher else { return .notConfigured }
         guard (try? AccessoryPush(jsonBody: body)) != nil else {
-            logger.notice("push refused: not an accessory push body", metadata: ["accessory": "\(accessoryID)", "bytes": "\(body.count)"])
+            gate.pass(accessoryID) {
+                logger.notice("push refused: not an accessory push body", metadata: ["accessory": "\(accessoryID)", "bytes": "\(body.count)"])
+            }
             return .refused
         }
         guard let target = try await store.pushTarget(of: accessoryID) else { return .noPushToken }

@@ -4,6 +4,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
+import NotifBridgeLogGate
 import NotifBridgeRelayCore
 import NotifBridgeWebServing
 import ServiceLifecycle
@@ -29,12 +30,21 @@ public struct RelayServer: Sendable {
         public var sweepInterval: Duration
         /// Connections held at once (each open inbox is one), and how long one may sit idle.
         public var limits: ConnectionLimits
+        /// Lines about one accessory's refusals and closed inboxes per `logInterval`; the rest
+        /// are counted and summarised, so a token holder cannot flood the log.
+        public var logBurst: Int
+        public var logInterval: Duration
 
-        public init(host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60), limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024)) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60),
+            limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024), logBurst: Int = 5, logInterval: Duration = .seconds(10)
+        ) {
             self.host = host
             self.port = port
             self.sweepInterval = sweepInterval
             self.limits = limits
+            self.logBurst = logBurst
+            self.logInterval = logInterval
         }
     }
 
@@ -45,6 +55,7 @@ public struct RelayServer: Sendable {
     let hub = InboxHub()
     let committer: PostCommitter
     let logger: Logger
+    let gate: LogGate
     let now: @Sendable () -> Date
 
     public init(store: any RelayStorage, configuration: Configuration = Configuration(), pusher: (any APNsPushing)? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -52,6 +63,7 @@ public struct RelayServer: Sendable {
         self.pusher = pusher
         self.configuration = configuration
         self.logger = logger
+        gate = LogGate(LogThrottle(burst: configuration.logBurst, interval: configuration.logInterval))
         self.now = now
         committer = PostCommitter(store: store, now: now)
     }
@@ -88,6 +100,7 @@ public struct RelayServer: Sendable {
             services: [
                 Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now),
                 ElsewherePosts(store: store, hub: hub),
+                LogSummaries(gate: gate, logger: logger),
             ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -128,7 +141,9 @@ public struct RelayServer: Sendable {
         do {
             seq = try await committer.post(message, to: id)
         } catch let error as RelayError {
-            logger.notice("post refused", metadata: ["accessory": "\(id)", "code": "\(error.code.rawValue)", "bytes": "\(message.count)"])
+            gate.pass(id) {
+                logger.notice("post refused", metadata: ["accessory": "\(id)", "code": "\(error.code.rawValue)", "bytes": "\(message.count)"])
+            }
             throw HTTPError(error.httpStatus, message: error.detail)
         }
         logger.debug("posted", metadata: ["accessory": "\(id)", "seq": "\(seq)", "bytes": "\(message.count)"])
@@ -167,7 +182,7 @@ public struct RelayServer: Sendable {
     }
 
     private func serveInbox(_ id: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, logger: logger, now: now)
+        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, logger: logger, gate: gate, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
         defer {
@@ -191,7 +206,9 @@ public struct RelayServer: Sendable {
                     case .frame(let bytes):
                         try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
                     case .close(let ending):
-                        logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])
+                        gate.pass(id, .connections) {
+                            logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])
+                        }
                         try await outbound.close(ending.closeCode, reason: nil)
                     }
                 }
@@ -208,7 +225,9 @@ public struct RelayServer: Sendable {
                     await connection.receive(Array(buffer.readableBytesView))
                 }
             } catch {
-                logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
+                gate.pass(id, .connections) {
+                    logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
+                }
             }
             connection.finished()
             try await group.waitForAll()
@@ -256,6 +275,25 @@ struct Sweeper: Service {
                         logger.error("sweeping expired messages failed", metadata: ["error": "\(error)"])
                     }
                     try await Task.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+}
+
+/// Writes a line for each accessory whose lines the gate held back, once its window closes.
+struct LogSummaries: Service {
+    let gate: LogGate
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: .milliseconds(500))
+                    for summary in gate.summaries() { logger.notice("\(gate.summaryLine(summary))") }
                 }
             }
         } catch is CancellationError {

@@ -1,4 +1,4 @@
-import NotifBridgeAccessoryCore
+import NotifBridgeLogGate
 import Testing
 
 @Suite("Log throttle")

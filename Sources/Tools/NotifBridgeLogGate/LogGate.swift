@@ -1,0 +1,35 @@
+import Synchronization
+
+/// Log lines (and the accessory's presenter events) about what peers do, rationed per origin:
+/// a peer that reconnects or misbehaves in a loop cannot flood the log. Suppressed lines are
+/// summarised. The accessory keys its lines by remote address or Bluetooth device, the relay by
+/// accessory ID.
+public final class LogGate: Sendable {
+    /// What a rationed line is about; each has its own share per origin.
+    public enum Topic: String, Sendable {
+        case refusals, connections
+    }
+
+    private let throttle: Mutex<LogThrottle>
+
+    public init(_ throttle: LogThrottle) {
+        self.throttle = Mutex(throttle)
+    }
+
+    /// Runs `write` unless `origin` has had its share of `topic` lines in the current window.
+    public func pass(_ origin: String, _ topic: Topic = .refusals, _ write: () -> Void) {
+        let key = "\(topic.rawValue) from \(origin)"
+        if throttle.withLock({ $0.admit(key, now: .now) }) { write() }
+    }
+
+    /// The windows that have closed since the last call and suppressed lines.
+    public func summaries() -> [LogThrottle.Summary] {
+        throttle.withLock { $0.summaries(now: .now) }
+    }
+
+    /// The line that stands for a window's suppressed lines.
+    public func summaryLine(_ summary: LogThrottle.Summary) -> String {
+        let interval = throttle.withLock { $0.interval }
+        return "\(summary.suppressed) more \(summary.origin) in the last \(interval) were not logged"
+    }
+}
