@@ -101,7 +101,9 @@ struct APNsRelayTests {
             )
             let store = try RelayStore(path: directory.path + "/relay.sqlite")
             try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-            try await RelayServer(store: store, configuration: .init(port: 0), pusher: apns, logger: Self.quiet).application().test(.live) { client in
+            let log = CapturedLog()
+            let relay = RelayServer(store: store, configuration: .init(port: 0, logBurst: 2), pusher: apns, logger: Logger(label: "relay", factory: { _ in log }))
+            try await relay.application().test(.live) { client in
                 // Before the companion app registered its push token.
                 #expect(try await Self.push(client, [.push(id: 1, body: first)]) == [.pushed(id: 1, status: .noPushToken)])
 
@@ -121,8 +123,10 @@ struct APNsRelayTests {
 
                 // A device token APNs does not know: refused for good.
                 #expect(try await Self.register(client, token: RelayServerTests.post.text, body: #"{"pushToken":"00ff","bundleID":"\#(Self.bundleID)"}"#) == .noContent)
-                #expect(try await Self.push(client, [.push(id: 5, body: second)]) == [.pushed(id: 5, status: .refused)])
-                #expect(standIn.answers.withLock { $0 } == ["200 ", "200 ", "400 BadDeviceToken"])
+                #expect(try await Self.push(client, [.push(id: 5, body: second), .push(id: 6, body: second)]) == [.pushed(id: 5, status: .refused), .pushed(id: 6, status: .refused)])
+                #expect(standIn.answers.withLock { $0 } == ["200 ", "200 ", "400 BadDeviceToken", "400 BadDeviceToken"])
+                // Three pushes not delivered, two lines: the accessory's share of refusal lines.
+                #expect(log.messages(at: .notice).filter { $0.hasPrefix("push") } == ["push refused: not an accessory push body", "push not delivered"])
             }
             try store.close()
             try await apns.shutdown()

@@ -15,6 +15,8 @@ public protocol APNsPushing: Sendable {
 /// APNs over HTTP/2 (async-http-client, ALPN) with token authentication: each request carries a
 /// provider token signed with the team's auth key, renewed on APNs' schedule
 /// (``APNsTokenSchedule``). Logs carry statuses and APNs' reasons, never the body or the token.
+/// Its lines are at info: every push an accessory sends can make one, so the relay's notice
+/// about a push that was not delivered is the one it rations per accessory.
 public final class APNsClient: APNsPushing {
     public struct Configuration: Sendable {
         /// Apple's production endpoint, or `https://api.sandbox.push.apple.com`, or a stand-in.
@@ -86,12 +88,12 @@ public final class APNsClient: APNsPushing {
             let answer = try await response.body.collect(upTo: Self.maxResponseLength)
             reason = (try? JSONDecoder().decode(Answer.self, from: Data(answer.readableBytesView)))?.reason ?? ""
         } catch {
-            logger.notice("APNs unreachable", metadata: ["error": "\(error)"])
+            logger.info("APNs unreachable", metadata: ["error": "\(error)"])
             return .tryLater
         }
         let outcome = Self.status(for: status.code, reason: reason)
         if outcome != .delivered {
-            logger.notice("APNs did not take the push", metadata: ["status": "\(status.code)", "reason": "\(reason)"])
+            logger.info("APNs did not take the push", metadata: ["status": "\(status.code)", "reason": "\(reason)"])
         }
         if reason == "ExpiredProviderToken" { schedule.withLock { _ = $0.expired(now: Date()) } }
         return outcome

@@ -167,7 +167,11 @@ final class InboxConnection: Sendable {
         }
         guard let target = try await store.pushTarget(of: accessoryID) else { return .noPushToken }
         let status = await pusher.push(body, to: target)
-        logger.info("pushed", metadata: ["accessory": "\(accessoryID)", "status": "\(status)"])
+        if status == .delivered {
+            logger.info("pushed", metadata: ["accessory": "\(accessoryID)"])
+        } else {
+            gate.pass(accessoryID) { logger.notice("push not delivered", metadata: ["accessory": "\(accessoryID)", "status": "\(status)"]) }
+        }
         return status
     }
 
