@@ -190,7 +190,7 @@ let package = Package(
         // The relay's queues on SQLite (GRDB): accessories, token digests, numbered messages.
         .target(
             name: "NotifBridgeRelayStore",
-            dependencies: ["NotifBridgeRelayCore", grdb],
+            dependencies: ["NotifBridgeRelayCore", "NotifBridgeFiles", grdb],
             path: "Sources/Relay/NotifBridgeRelayStore",
             swiftSettings: swiftSettings
         ),

@@ -18,6 +18,20 @@ struct RelayStoreTests {
         return store
     }
 
+    @Test("A new relay database, its WAL and shared-memory files are 0600 from the start")
+    func privateFromTheStart() throws {
+        let directory = try TemporaryDirectory("relay-mode")
+        defer { directory.remove() }
+        let path = directory.path + "/relay.sqlite"
+        let store = try registered(directory)
+        defer { try? store.close() }
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            #expect(stat(file, &info) == 0, "\(file) exists while the store is open")
+            #expect(info.st_mode & 0o777 == 0o600, "\(file)")
+        }
+    }
+
     @Test("A batch of posts in one transaction: each admitted against what the ones before it queued, a refusal costs only itself")
     func batch() throws {
         let directory = try TemporaryDirectory("relay-batch")

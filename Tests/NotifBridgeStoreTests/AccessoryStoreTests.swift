@@ -53,6 +53,22 @@ struct AccessoryStoreTests {
         #expect(info.st_mode & 0o777 == 0o600)
     }
 
+    /// Notification text reaches the WAL first; SQLite gives the WAL and the shared memory the
+    /// database file's mode when it creates them, so the file must be 0600 before it opens.
+    @Test("A new store's database, WAL and shared-memory files are 0600 from the start")
+    func privateFromTheStart() throws {
+        let directory = try TemporaryDirectory("store-mode")
+        defer { directory.remove() }
+        let path = directory.path + "/accessory.sqlite"
+        let store = try AccessoryStore(path: path)
+        try store.saveExchange(exchange, keyID: keyID, now: Date())
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            #expect(stat(file, &info) == 0, "\(file) exists while the store is open")
+            #expect(info.st_mode & 0o777 == 0o600, "\(file)")
+        }
+    }
+
     @Test("An update keeps the alerted state and never alerts again")
     func updateKeepsAlerted() throws {
         let directory = try TemporaryDirectory("store")

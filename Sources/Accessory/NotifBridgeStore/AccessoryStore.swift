@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeFiles
 import NotifBridgeWire
 
 /// The accessory's durable state in one SQLite file (WAL): key exchanges and notifications.
@@ -20,7 +21,7 @@ public final class AccessoryStore: Sendable {
     public init(path: String, retention: Retention = .default) throws {
         self.path = path
         self.retention = retention
-        let existed = FileManager.default.fileExists(atPath: path)
+        try DurableFile.createPrivate(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in try Self.syncEveryCommit(db) }
@@ -28,7 +29,6 @@ public final class AccessoryStore: Sendable {
         // The pool switches its writer to WAL with synchronous = NORMAL after preparing it,
         // so the writer is set again once the pool is open.
         try database.writeWithoutTransaction { db in try Self.syncEveryCommit(db) }
-        if !existed { chmod(path, 0o600) }
         try Self.migrator.migrate(database)
     }
 

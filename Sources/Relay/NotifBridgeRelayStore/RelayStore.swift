@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NotifBridgeFiles
 import NotifBridgeRelayCore
 
 /// The relay's queues on SQLite (docs/PROTOCOL.md §11): registered accessories with their token
@@ -14,14 +15,13 @@ public final class RelayStore: RelayStorage {
 
     public init(path: String, limits: RelayLimits = RelayLimits()) throws {
         self.limits = limits
-        let existed = FileManager.default.fileExists(atPath: path)
+        try DurableFile.createPrivate(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         database = try DatabasePool(path: path, configuration: configuration)
         // The pool sets its writer to synchronous = NORMAL after preparing it (as in AccessoryStore).
         try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        if !existed { chmod(path, 0o600) }
         try Self.migrator.migrate(database)
     }
 

@@ -5,8 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Small files that must survive a power cut as either the old or the new contents: the
-/// accessory's key, the iPhone's internet ratchet state.
+/// Small files that must survive a power cut as either the old or the new contents (the
+/// accessory's key, the iPhone's internet ratchet state), and files only their owner may read.
 public enum DurableFile {
     public struct WriteFailure: Error, CustomStringConvertible {
         public var path: String
@@ -40,6 +40,18 @@ public enum DurableFile {
         guard directory >= 0 else { throw WriteFailure(path: path, reason: "cannot open its directory to sync the rename: \(lastError())") }
         defer { close(directory) }
         guard fsync(directory) == 0 else { throw WriteFailure(path: path, reason: "fsync of its directory failed: \(lastError())") }
+    }
+
+    /// Creates `path` as an empty 0600 file unless it exists. A database opened there is never
+    /// readable by others, not even for a moment, and neither are its WAL and shared-memory
+    /// files, which SQLite creates with the database file's mode.
+    public static func createPrivate(_ path: String) throws(WriteFailure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { return }
+            throw WriteFailure(path: path, reason: lastError())
+        }
+        close(fd)
     }
 
     /// The file's permission bits, or nil if it does not exist; throws any other failure.
