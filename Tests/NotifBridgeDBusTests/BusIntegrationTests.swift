@@ -22,12 +22,9 @@ struct BusIntegrationTests {
 
     @Test("an exported object answers calls with bytes, error replies and UnknownMethod")
     func exportedObject() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let server = try await DBusConnection.connect(to: daemon.address)
-        defer { server.close() }
-        let client = try await DBusConnection.connect(to: daemon.address)
-        defer { client.close() }
+        let bus = try await BusPair.open()
+        defer { bus.close() }
+        let (server, client) = (bus.server, bus.client)
         try await server.requestName("org.notifbridge.Test")
 
         let seen = Mutex<[MethodCall]>([])
@@ -131,12 +128,9 @@ struct BusIntegrationTests {
 
     @Test("a call the peer does not answer in time fails with NoReply")
     func callTimeout() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let server = try await DBusConnection.connect(to: daemon.address)
-        defer { server.close() }
-        let client = try await DBusConnection.connect(to: daemon.address)
-        defer { client.close() }
+        let bus = try await BusPair.open()
+        defer { bus.close() }
+        let (server, client) = (bus.server, bus.client)
 
         let release = DispatchSemaphore(value: 0)
         defer { release.signal() }

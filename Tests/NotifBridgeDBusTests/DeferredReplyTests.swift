@@ -19,12 +19,9 @@ struct DeferredReplyTests {
 
     @Test("a deferred call is answered later, after the server used its own connection meanwhile")
     func answeredLater() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let server = try await DBusConnection.connect(to: daemon.address)
-        defer { server.close() }
-        let client = try await DBusConnection.connect(to: daemon.address)
-        defer { client.close() }
+        let bus = try await BusPair.open()
+        defer { bus.close() }
+        let (server, client) = (bus.server, bus.client)
         let kept = Kept()
         try await server.exportObject(at: "/org/notifbridge/later") { call in
             switch call.member {
@@ -54,12 +51,9 @@ struct DeferredReplyTests {
 
     @Test("a deferred error reply arrives with its name, and a reply never sent fails the call instead of timing out")
     func errorsAndForgotten() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let server = try await DBusConnection.connect(to: daemon.address)
-        defer { server.close() }
-        let client = try await DBusConnection.connect(to: daemon.address)
-        defer { client.close() }
+        let bus = try await BusPair.open()
+        defer { bus.close() }
+        let (server, client) = (bus.server, bus.client)
         try await server.exportObject(at: "/org/notifbridge/later") { call in
             guard let reply = call.deferredReply else { return .notHandled }
             if call.member == "Refuse" {

@@ -45,12 +45,21 @@ struct ChildProcessTests {
 
     @Test("Cancelling Command.run terminates the child's group, and is not reported as a timeout")
     func cancellationStops() async throws {
+        let directory = try TemporaryDirectory("child-cancel")
+        defer { directory.remove() }
+        let marker = directory.path + "/started"
         let task = Task {
             await Command.run(
-                ["/bin/sh", "-c", "echo started; sleep 30"], input: Data(), timeout: .seconds(30),
+                ["/bin/sh", "-c", "echo started; touch \"$0\"; sleep 30", marker], input: Data(), timeout: .seconds(30),
                 killGrace: .seconds(5), outputLimit: 100)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the child has written its line, however long a loaded machine takes
+        // to start it (a fixed 300 ms was sometimes too short).
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !FileManager.default.fileExists(atPath: marker), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(FileManager.default.fileExists(atPath: marker), "the child did not start within 20 s")
         let started = ContinuousClock.now
         task.cancel()
         let result = await task.value
