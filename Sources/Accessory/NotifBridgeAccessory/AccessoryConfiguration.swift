@@ -1,7 +1,6 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
-import NotifBridgeLogGate
 import NotifBridgeTCP
 import NotifBridgeWire
 
@@ -49,7 +48,7 @@ public struct AccessoryConfiguration: Sendable {
         public var reassemblyBudget: Int
         /// Inputs a link may have waiting; while they do, the daemon stops reading that link.
         public var maxQueuedInputs: Int
-        /// Refusal lines per origin per window; the rest are summarised (`LogThrottle`).
+        /// Refusal lines per origin per window; the rest are summarised (`LogThrottle` in NotifBridgeLogGate).
         public var logBurst: Int
         public var logInterval: Duration
 

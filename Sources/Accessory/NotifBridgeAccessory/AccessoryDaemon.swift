@@ -201,9 +201,7 @@ public final class AccessoryDaemon: Sendable {
     private func runSummaries() async throws {
         while true {
             try await Task.sleep(for: .milliseconds(500))
-            for summary in gate.summaries() {
-                logger.notice("\(gate.summaryLine(summary))")
-            }
+            for line in gate.summaryLines() { logger.notice("\(line)") }
             pipeline.summarise()
         }
     }

@@ -293,7 +293,7 @@ struct LogSummaries: Service {
             try await cancelWhenGracefulShutdown {
                 while true {
                     try await Task.sleep(for: .milliseconds(500))
-                    for summary in gate.summaries() { logger.notice("\(gate.summaryLine(summary))") }
+                    for line in gate.summaryLines() { logger.notice("\(line)") }
                 }
             }
         } catch is CancellationError {

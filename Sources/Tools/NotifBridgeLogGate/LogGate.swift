@@ -22,14 +22,10 @@ public final class LogGate: Sendable {
         if throttle.withLock({ $0.admit(key, now: .now) }) { write() }
     }
 
-    /// The windows that have closed since the last call and suppressed lines.
-    public func summaries() -> [LogThrottle.Summary] {
-        throttle.withLock { $0.summaries(now: .now) }
-    }
-
-    /// The line that stands for a window's suppressed lines.
-    public func summaryLine(_ summary: LogThrottle.Summary) -> String {
-        let interval = throttle.withLock { $0.interval }
-        return "\(summary.suppressed) more \(summary.origin) in the last \(interval) were not logged"
+    /// A line for each window that has closed since the last call and suppressed lines.
+    public func summaryLines() -> [String] {
+        throttle.withLock { throttle in
+            throttle.summaries(now: .now).map { "\($0.suppressed) more \($0.origin) in the last \(throttle.interval) were not logged" }
+        }
     }
 }
