@@ -156,6 +156,8 @@ def ledger_seeds():
         "golden-reversed": b"".join(record(0, e) for e in reversed(golden)),
         "lifecycle": b"".join(record(0, e) for e in events),
         "replayed-after-new-exchange": b"".join(record(0, e) for e in events[:4]) + record(3, b"\x01") + b"".join(record(0, e) for e in events),
+        # Tag 4 ends the batch after its event: one transaction per event, as at a slow pace.
+        "lifecycle-one-per-batch": b"".join(record(4, e) for e in events),
     }}
 
 

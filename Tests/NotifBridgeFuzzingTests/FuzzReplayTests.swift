@@ -92,6 +92,7 @@ struct FuzzSeedDepthTests {
     func ledgerSeeds() throws {
         #expect(LedgerTarget.run(try seed(.ledger, "golden")) == 5)
         #expect(LedgerTarget.run(try seed(.ledger, "lifecycle")) == 7)
+        #expect(LedgerTarget.run(try seed(.ledger, "lifecycle-one-per-batch")) == 7)
         #expect(LedgerTarget.run(try seed(.ledger, "replayed-after-new-exchange")) == 11)
     }
 }
