@@ -7,7 +7,7 @@ extension AccessoryStore {
     /// All at once: for tests and small stores; listings page with ``notificationPage(after:limit:includeRemoved:)``.
     public func notifications(includeRemoved: Bool = false) throws -> [StoredNotification] {
         try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC").map(Self.record)
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC")).map(Self.record)
         }
     }
 

@@ -12,10 +12,10 @@ extension AccessoryStore {
     /// most inputs. SPI because no accessory should ever wipe its ledger this way.
     @_spi(Fuzzing) public func eraseEverything() throws {
         try database.write { db in
-            try db.execute(sql: "DELETE FROM notification")
-            try db.execute(sql: "DELETE FROM remove_all_watermark")
-            try db.execute(sql: "DELETE FROM key_exchange")
-            try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'key_exchange'")
+            try db.execute(cached: "DELETE FROM notification")
+            try db.execute(cached: "DELETE FROM remove_all_watermark")
+            try db.execute(cached: "DELETE FROM key_exchange")
+            try db.execute(cached: "DELETE FROM sqlite_sequence WHERE name = 'key_exchange'")
         }
     }
 
@@ -24,7 +24,7 @@ extension AccessoryStore {
     @_spi(Fuzzing) public func retentionTotals() throws -> (kept: [Int], counted: [Int]) {
         try database.read { db in
             let kept = try retention.totals(db)
-            let counted = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes FROM notification")
+            let counted = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes FROM notification"))
             return ([kept.count, kept.bytes], [counted?["count"] ?? 0, counted?["bytes"] ?? 0])
         }
     }

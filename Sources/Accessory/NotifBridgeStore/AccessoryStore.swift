@@ -160,15 +160,15 @@ public final class AccessoryStore: Sendable {
     public func saveExchange(_ parameters: KeyExchangeParameters, keyID: [UInt8], now: Date, internet: InternetRatchetStart? = nil) throws -> Int64 {
         if let internet { try Self.checkInternetKeyID(internet.keyID) }
         return try database.write { db in
-            try db.execute(sql: "UPDATE key_exchange SET active = 0")
+            try db.execute(cached: "UPDATE key_exchange SET active = 0")
             let id = Int64(bitPattern: parameters.exchangeID)
             let epoch: Int64
-            if let known = try Int64.fetchOne(db, sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?", arguments: [id]) {
-                try db.execute(sql: "UPDATE key_exchange SET active = 1 WHERE epoch = ?", arguments: [known])
+            if let known = try Int64.fetchOne(db.cachedStatement(sql: "SELECT epoch FROM key_exchange WHERE exchange_id = ?"), arguments: [id]) {
+                try db.execute(cached: "UPDATE key_exchange SET active = 1 WHERE epoch = ?", arguments: [known])
                 epoch = known
             } else {
                 try db.execute(
-                    sql: """
+                    cached: """
                         INSERT INTO key_exchange (exchange_id, key_id, cipher_suite, version, identifier, encapsulated_key, active, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, 1, ?)
                         """,
