@@ -4,8 +4,13 @@
 # and prints the phone's summary beside the accessory's CPU time (user + system, from
 # /proc/PID/stat) per acknowledged notification and its peak and final RSS.
 #
-#   Benchmarks/load.sh [--count N] [--rate R] [--retain N] [--commit-window MS] [--restart] [--keep DIR]
+#   Benchmarks/load.sh [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]
 #
+# --group sends N notifications back to back at each due time, the groups spaced to keep the
+# rate, so that one wake-up of the accessory carries N of them.
+# --busy keeps every CPU busy with a `nice 19` loop during the run: the accessory then never
+# waits for an idle virtual CPU to wake, and the difference to a run without it is what those
+# wake-ups cost (the figure is the accessory's own CPU time either way).
 # --retain sets the store's retention count (the default policy keeps 2000, so a longer run
 # prunes as it goes); --commit-window is the accessory's (default 3 ms).
 # --restart also restarts the accessory on the filled store and reports its RSS once it listens
@@ -16,16 +21,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-count=20000 rate=3000 restart=0 keep="" retain="" window=3
+count=20000 rate=3000 group=1 busy=0 restart=0 keep="" retain="" window=3
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --count) count=$2; shift 2 ;;
         --rate) rate=$2; shift 2 ;;
+        --group) group=$2; shift 2 ;;
+        --busy) busy=1; shift ;;
         --retain) retain=$2; shift 2 ;;
         --commit-window) window=$2; shift 2 ;;
         --restart) restart=1; shift ;;
         --keep) keep=$2; shift 2 ;;
-        *) echo "usage: $0 [--count N] [--rate R] [--retain N] [--commit-window MS] [--restart] [--keep DIR]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]" >&2; exit 2 ;;
     esac
 done
 
@@ -37,8 +44,9 @@ if [[ -n "$retain" ]]; then
     echo "{\"retention\": {\"maxCount\": $retain}}" >"$state/policy.json"
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-accessory=""
+accessory="" spinners=()
 cleanup() {
+    for spinner in "${spinners[@]}"; do kill "$spinner" 2>/dev/null; done
     [[ -n "$accessory" ]] && kill "$accessory" 2>/dev/null && wait "$accessory" 2>/dev/null
     [[ -z "$keep" ]] && rm -rf "$state"
     return 0
@@ -46,8 +54,8 @@ cleanup() {
 trap cleanup EXIT
 
 clock_ticks=$(getconf CLK_TCK)
-# utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# utime and stime of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat).
+cpu_ticks() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 peak_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 
@@ -64,13 +72,23 @@ start_accessory() {
 }
 
 start_accessory
-before=$(cpu_ticks "$accessory")
-summary=$("$bin" phone load --port "$port" --count "$count" --rate "$rate" | tail -2)
-after=$(cpu_ticks "$accessory")
+if [[ $busy == 1 ]]; then
+    for _ in $(seq "$(nproc)"); do
+        nice -n 19 sh -c 'while :; do :; done' &
+        spinners+=($!)
+    done
+fi
+read -r user_before system_before < <(cpu_ticks "$accessory")
+# --group only when asked for, so that NB_BIN can be a build from before the option.
+grouping=(); [[ $group != 1 ]] && grouping=(--group "$group")
+summary=$("$bin" phone load --port "$port" --count "$count" --rate "$rate" "${grouping[@]}" | tail -2)
+read -r user_after system_after < <(cpu_ticks "$accessory")
+for spinner in "${spinners[@]}"; do kill "$spinner" 2>/dev/null; done
+spinners=()
 echo "$summary"
 acknowledged=$(sed -n 's/.* \([0-9]*\) acknowledged.*/\1/p' <<<"$summary" | head -1)
-awk -v t=$((after - before)) -v hz="$clock_ticks" -v n="${acknowledged:-0}" 'BEGIN {
-    if (n > 0) printf "accessory CPU: %.2f s for %d notifications = %.1f µs per notification\n", t / hz, n, t / hz / n * 1e6
+awk -v u=$((user_after - user_before)) -v s=$((system_after - system_before)) -v hz="$clock_ticks" -v n="${acknowledged:-0}" 'BEGIN {
+    if (n > 0) printf "accessory CPU: %.2f s for %d notifications = %.1f µs per notification (user %.1f, system %.1f)\n", (u + s) / hz, n, (u + s) / hz / n * 1e6, u / hz / n * 1e6, s / hz / n * 1e6
 }'
 echo "accessory RSS: $(( $(rss_kb "$accessory") / 1024 )) MB now, $(( $(peak_kb "$accessory") / 1024 )) MB peak"
 

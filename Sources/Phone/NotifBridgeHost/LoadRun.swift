@@ -8,13 +8,26 @@ public struct LoadRun: Sendable {
     public var count: Int
     /// Notifications per second; 0 sends without pacing.
     public var rate: Double
+    /// Notifications sent back to back at each due time (the average rate stays `rate`): a
+    /// backlog flushed after a reconnect, or a benchmark of what a wake-up shared by several
+    /// notifications costs the accessory.
+    public var group: Int
     /// How long to wait for the last receipts once everything is sent.
     public var drainTimeout: Duration
 
-    public init(count: Int, rate: Double, drainTimeout: Duration = .seconds(30)) {
+    public init(count: Int, rate: Double, group: Int = 1, drainTimeout: Duration = .seconds(30)) {
+        precondition(group >= 1, "a group holds at least one notification")
         self.count = count
         self.rate = rate
+        self.group = group
         self.drainTimeout = drainTimeout
+    }
+
+    /// When notification `index` (1-based) is due, from the start of the run: each group's
+    /// notifications share the due time of its first, so the average rate stays `rate`.
+    public func due(index: Int) -> Duration {
+        guard rate > 0 else { return .zero }
+        return .seconds(Double((index - 1) / group * group) / rate)
     }
 
     public struct Summary: Sendable, CustomStringConvertible {
@@ -51,7 +64,7 @@ public struct LoadRun: Sendable {
         let receipts = connection.receiptTimes()
         for index in 1...max(count, 1) where count > 0 {
             if rate > 0 {
-                let due = start + .seconds(Double(index - 1) / rate)
+                let due = start + due(index: index)
                 if due > clock.now { try await Task.sleep(until: due, clock: clock) }
             }
             let now = clock.now

@@ -15,24 +15,26 @@ extension PhoneCommand {
         @OptionGroup var target: PhoneTarget
         @Option(help: "Notifications to send.") var count: Int = 1000
         @Option(help: "Notifications per second (0: as fast as the link takes them).") var rate: Double = 0
+        @Option(help: "Notifications sent back to back each time, the groups spaced to keep --rate.") var group: Int = 1
         @Option(help: "Seconds to wait for the last receipts.") var drain: Double = 30
 
         func validate() throws {
             guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
             guard rate >= 0, rate <= 1_000_000 else { throw ValidationError("--rate must be 0...1000000") }
+            guard (1...10_000).contains(group) else { throw ValidationError("--group must be 1...10000") }
             guard drain > 0 else { throw ValidationError("--drain must be above 0") }
         }
 
         func run() async throws {
             let printer = PhonePrinter()
-            let run = LoadRun(count: count, rate: rate, drainTimeout: .milliseconds(Int64(drain * 1000)))
+            let run = LoadRun(count: count, rate: rate, group: group, drainTimeout: .milliseconds(Int64(drain * 1000)))
             let runID = UUID().uuidString.prefix(8)
             let summary = try await target.connect(onEvent: { event in
                 if case .receipt = event { return }
                 printer.print(event)
             }) { connection in
                 try await connection.waitUntilEstablished()
-                printer.line("sending \(count) notifications\(rate > 0 ? " at \(rate)/s" : " as fast as possible")")
+                printer.line("sending \(count) notifications\(rate > 0 ? " at \(rate)/s" : " as fast as possible")\(group > 1 ? ", \(group) at a time" : "")")
                 return try await run.run(over: connection) { SampleNotifications.typical(index: $0, run: String(runID)) }
             }.0
             printer.line(summary.description)
