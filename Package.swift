@@ -455,8 +455,9 @@ let package = Package(
             name: "NotifBridgeStoreTests",
             dependencies: [
                 "NotifBridgeStore", "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport",
-                // To write stores in the layouts of earlier versions.
-                grdb,
+                // To write stores in the layouts of earlier versions, and to read SQLite's
+                // statement counters.
+                grdb, .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

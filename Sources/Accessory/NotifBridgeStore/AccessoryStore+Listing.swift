@@ -6,7 +6,7 @@ extension AccessoryStore {
     /// Stored notifications, newest first; removed ones (and tombstones) only if asked for.
     /// All at once: for tests and small stores; listings page with ``notificationPage(after:limit:includeRemoved:)``.
     public func notifications(includeRemoved: Bool = false) throws -> [StoredNotification] {
-        try database.read { db in
+        try read { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM notification \(includeRemoved ? "" : "WHERE NOT removed") ORDER BY received_at DESC, rowid DESC")).map(Self.record)
         }
     }
@@ -24,7 +24,7 @@ extension AccessoryStore {
         }
         arguments += [limit]
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        return try database.read { db in
+        return try read { db in
             let rows = try Row.fetchAll(
                 db.cachedStatement(sql: "SELECT rowid AS page_rowid, * FROM notification \(filter) ORDER BY received_at DESC, rowid DESC LIMIT ?"),
                 arguments: arguments
@@ -35,7 +35,7 @@ extension AccessoryStore {
     }
 
     public func notification(source: String, id: String) throws -> StoredNotification? {
-        try database.read { db in try Self.fetch(db, source: source, id: id) }
+        try read { db in try Self.fetch(db, source: source, id: id) }
     }
 }
 

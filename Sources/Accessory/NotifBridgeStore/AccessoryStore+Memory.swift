@@ -22,7 +22,7 @@ extension AccessoryStore {
     /// The running totals retention reads (kept by triggers) beside the same figures counted
     /// afresh. They must always agree: tests and the ledger fuzzer check it.
     @_spi(Fuzzing) public func retentionTotals() throws -> (kept: [Int], counted: [Int]) {
-        try database.read { db in
+        try read { db in
             let kept = try retention.totals(db)
             let counted = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS count, COALESCE(SUM(LENGTH(payload)), 0) AS bytes FROM notification"))
             return ([kept.count, kept.bytes], [counted?["count"] ?? 0, counted?["bytes"] ?? 0])

@@ -86,7 +86,7 @@ extension AccessoryStore {
     /// The receiving ratchet of an exchange as last saved, with its internet key ID; nil if
     /// none was started. A row no receiver could have written is refused, saying what is wrong.
     public func receivingRatchet(exchangeID: UInt64, maxSkippedKeys: Int = InternetRatchet.maxSkippedKeys) throws -> (ratchet: ReceivingRatchet, keyID: [UInt8])? {
-        try database.read { db -> (ratchet: ReceivingRatchet, keyID: [UInt8])? in
+        try read { db -> (ratchet: ReceivingRatchet, keyID: [UInt8])? in
             let id = Int64(bitPattern: exchangeID)
             guard let row = try Self.chainRow(db, id, .hostToAccessory) else { return nil }
             let skipped = try Row.fetchAll(
@@ -141,7 +141,7 @@ extension AccessoryStore {
     /// Where a reply over the internet goes: the newest active exchange with internet ratchets
     /// and a recorded feature; nil when there is none (no X-Wing exchange has carried a message).
     public func internetReplyTarget() throws -> (exchangeID: UInt64, featureID: String)? {
-        try database.read { db in
+        try read { db in
             let row = try Row.fetchOne(db, sql: """
                 SELECT exchange_id, feature_id FROM key_exchange
                 WHERE active AND feature_id IS NOT NULL
