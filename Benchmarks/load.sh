@@ -8,9 +8,9 @@
 #
 # --group sends N notifications back to back at each due time, the groups spaced to keep the
 # rate, so that one wake-up of the accessory carries N of them.
-# --busy keeps every CPU busy with a `nice 19` loop during the run: the accessory then never
-# waits for an idle virtual CPU to wake, and the difference to a run without it is what those
-# wake-ups cost (the figure is the accessory's own CPU time either way).
+# --busy keeps every CPU busy with a `nice 19` loop during the run, so that no virtual CPU idles
+# between notifications; the figure is still the accessory's own CPU time. Compare it with a run
+# without --busy.
 # --retain sets the store's retention count (the default policy keeps 2000, so a longer run
 # prunes as it goes); --commit-window is the accessory's (default 3 ms).
 # --restart also restarts the accessory on the filled store and reports its RSS once it listens
@@ -22,17 +22,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 count=20000 rate=3000 group=1 busy=0 restart=0 keep="" retain="" window=3
+usage() { echo "usage: $0 [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]" >&2; exit 2; }
+# Checks option $1's value $2 against $3: "positive" (a whole number above 0), "whole" (0 or
+# above) or "decimal" (0 or above, with a fraction if need be).
+number() {
+    local pattern='^[0-9]+$'
+    [[ $3 == decimal ]] && pattern='^[0-9]+([.][0-9]+)?$'
+    if [[ $2 =~ $pattern ]] && { [[ $3 != positive ]] || (( 10#$2 > 0 )); }; then return 0; fi
+    local wanted
+    case $3 in positive) wanted="a whole number above 0" ;; whole) wanted="a whole number, 0 or above" ;; *) wanted="a number, 0 or above" ;; esac
+    echo "$1 takes $wanted, not '$2'" >&2
+    exit 2
+}
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --count) count=$2; shift 2 ;;
-        --rate) rate=$2; shift 2 ;;
-        --group) group=$2; shift 2 ;;
+        --count) number "$1" "${2:-}" positive; count=$2; shift 2 ;;
+        --rate) number "$1" "${2:-}" decimal; rate=$2; shift 2 ;;
+        --group) number "$1" "${2:-}" positive; group=$2; shift 2 ;;
         --busy) busy=1; shift ;;
-        --retain) retain=$2; shift 2 ;;
-        --commit-window) window=$2; shift 2 ;;
+        --retain) number "$1" "${2:-}" positive; retain=$2; shift 2 ;;
+        --commit-window) number "$1" "${2:-}" whole; window=$2; shift 2 ;;
         --restart) restart=1; shift ;;
-        --keep) keep=$2; shift 2 ;;
-        *) echo "usage: $0 [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]" >&2; exit 2 ;;
+        --keep) [[ -n "${2:-}" ]] || { echo "--keep takes a directory" >&2; exit 2; }; keep=$2; shift 2 ;;
+        *) usage ;;
     esac
 done
 
