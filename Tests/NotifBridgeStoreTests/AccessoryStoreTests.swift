@@ -13,10 +13,7 @@ struct AccessoryStoreTests {
     let keyID: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
 
     private func event(_ sequence: UInt64, _ operation: HostOperation) throws -> HostEvent {
-        var event = HostEvent()
-        event.sequence = sequence
-        event.event = try DataProvider.event(for: operation, now: Date(timeIntervalSince1970: 1_778_490_000))
-        return event
+        try .test(sequence, operation)
     }
 
     private func note(_ id: String, body: String = "hello") -> HostNotification {

@@ -16,10 +16,7 @@ struct StoreBatchTests {
     let start = Date(timeIntervalSince1970: 1_778_490_000)
 
     private func event(_ sequence: UInt64, _ operation: HostOperation) throws -> HostEvent {
-        var event = HostEvent()
-        event.sequence = sequence
-        event.event = try DataProvider.event(for: operation, now: start)
-        return event
+        try .test(sequence, operation, now: start)
     }
 
     private func add(_ id: String) -> HostOperation {

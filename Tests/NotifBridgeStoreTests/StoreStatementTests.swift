@@ -33,9 +33,7 @@ struct StoreStatementTests {
 
     /// What a fuzzer and the daemon do in turn: write a batch, then read everything back.
     private func cycle(_ store: AccessoryStore, round: Int) throws {
-        var event = HostEvent()
-        event.sequence = UInt64(round + 1)
-        event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: "n\(round)", sourceName: "S", body: "b"), .standard), now: start)
+        let event = try HostEvent.test(UInt64(round + 1), .add(HostNotification(source: "s", id: "n\(round)", sourceName: "S", body: "b"), .standard), now: start)
         var burst = BurstLimiter(limit: .unlimited)
         _ = try store.applyBatch([(event, exchange.exchangeID)], now: start, conditions: .noon(), burst: &burst)
         _ = try store.notifications(includeRemoved: true)
