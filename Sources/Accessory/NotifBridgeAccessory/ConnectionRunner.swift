@@ -63,7 +63,7 @@ struct ConnectionRunner: Sendable {
                     }
                     group.addTask {
                         while true {
-                            try await Task.sleep(for: Self.tickInterval)
+                            try await ConnectionTimer.sleep(for: Self.tickInterval)
                             inputs.push(.tick)
                         }
                     }
@@ -105,7 +105,7 @@ struct ConnectionRunner: Sendable {
                 guard !deliveries.isEmpty, !waited, configuration.commitWindow > .zero else { break }
                 waited = true
                 // Cancelled (shutting down): commit what was read rather than drop it.
-                try? await Task.sleep(for: configuration.commitWindow)
+                try? await ConnectionTimer.sleep(for: configuration.commitWindow)
                 pending = inputs.takeAvailable()[...]
                 continue
             }
