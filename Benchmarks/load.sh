@@ -2,7 +2,8 @@
 # End-to-end load over loopback TCP with the release build: starts an accessory on a fresh state
 # directory, has the simulated iPhone forward COUNT notifications at RATE per second (0: unpaced),
 # and prints the phone's summary beside the accessory's CPU time (user + system, from
-# /proc/PID/stat) per acknowledged notification and its peak and final RSS.
+# /proc/PID/stat) per acknowledged notification, its threads' wake-ups (voluntary context
+# switches, from /proc/PID/task/*/status) per notification, and its peak and final RSS.
 #
 #   Benchmarks/load.sh [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]
 #
@@ -70,6 +71,14 @@ clock_ticks=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 peak_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
+# Each thread of process $1 with its voluntary context switches (each one a sleep and a wake-up
+# again): "tid name count" lines. The name's spaces become underscores.
+switches() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        echo "${task##*/} $(tr ' ' _ <"$task/comm" 2>/dev/null) $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status" 2>/dev/null)"
+    done
+}
 
 start_accessory() {
     "$bin" accessory --state "$state" --port "$port" --commit-window "$window" >"$state.log" 2>&1 &
@@ -91,10 +100,12 @@ if [[ $busy == 1 ]]; then
     done
 fi
 read -r user_before system_before < <(cpu_ticks "$accessory")
+switches_before=$(switches "$accessory")
 # --group only when asked for, so that NB_BIN can be a build from before the option.
 grouping=(); [[ $group != 1 ]] && grouping=(--group "$group")
 summary=$("$bin" phone load --port "$port" --count "$count" --rate "$rate" "${grouping[@]}" | tail -2)
 read -r user_after system_after < <(cpu_ticks "$accessory")
+switches_after=$(switches "$accessory")
 for spinner in "${spinners[@]}"; do kill "$spinner" 2>/dev/null; done
 spinners=()
 echo "$summary"
@@ -102,6 +113,14 @@ acknowledged=$(sed -n 's/.* \([0-9]*\) acknowledged.*/\1/p' <<<"$summary" | head
 awk -v u=$((user_after - user_before)) -v s=$((system_after - system_before)) -v hz="$clock_ticks" -v n="${acknowledged:-0}" 'BEGIN {
     if (n > 0) printf "accessory CPU: %.2f s for %d notifications = %.1f µs per notification (user %.1f, system %.1f)\n", (u + s) / hz, n, (u + s) / hz / n * 1e6, u / hz / n * 1e6, s / hz / n * 1e6
 }'
+# A thread that started during the run counts from 0; one that ended is not counted.
+awk -v n="${acknowledged:-0}" 'NR == FNR { before[$1] = $3; next }
+    { woken[$2] += $3 - before[$1]; total += $3 - before[$1] }
+    END {
+        if (n == 0) exit
+        for (name in woken) if (woken[name] > 0) parts = parts sprintf("%s%s %.2f", parts == "" ? "" : ", ", name, woken[name] / n)
+        printf "accessory thread wake-ups: %.2f per notification (%s)\n", total / n, parts
+    }' <(echo "$switches_before") <(echo "$switches_after")
 echo "accessory RSS: $(( $(rss_kb "$accessory") / 1024 )) MB now, $(( $(peak_kb "$accessory") / 1024 )) MB peak"
 
 if [[ $restart == 1 ]]; then
