@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The soak: runs each named harness to a total of 10 million executions (release build,
 # AddressSanitizer on) in segments, so that a machine that goes away loses one segment, not
-# hours. Each segment is one `run.sh HARNESS --runs N --release`; its row is appended to the log
-# (FuzzTesting/soak.tsv, committed, so that a soak outlives the machine it ran on) with a hash of
-# the code that harness runs (harness-code.py: its own sources and the targets it reaches, not the
-# whole tree). Segments count toward the total only while that hash matches the checkout's, so a
-# soak never mixes code versions, and a change elsewhere does not restart it.
+# hours. It builds once, then each segment is one `run.sh HARNESS --runs N --release
+# --skip-build`; its row is appended to the log (FuzzTesting/soak.tsv, committed, so that a soak
+# outlives the machine it ran on) with a hash of the code that harness runs (harness-code.py: its
+# own sources and the targets it reaches, not the whole tree). Segments count toward the total
+# only while that hash matches the checkout's, so a soak never mixes code versions, and a change
+# elsewhere does not restart it.
 #
 #   FuzzTesting/soak.sh HARNESS... [--target N] [--segment N] [--log FILE]
 #   FuzzTesting/soak.sh --report [HARNESS...] [--log FILE]
@@ -76,6 +77,16 @@ if [[ $report -eq 1 ]]; then
     exit 0
 fi
 
+# One build for the whole soak, before any segment, so that every segment runs the code its rows
+# are hashed against. Instances sharing a checkout build in turn (two SwiftPM builds at once in
+# one .build once left a module compiled without one of its files); a build that fails is not a
+# finding and adds no row.
+mkdir -p .build/fuzz
+exec {build_lock}>.build/fuzz/build.lock
+flock "$build_lock"
+./run.sh "${harnesses[0]}" --release --build-only || { echo "== the build failed: no segment ran" >&2; exit 2; }
+exec {build_lock}>&-
+
 for harness in "${harnesses[@]}"; do
     code=$(code_of "$harness") || exit 2
     work=.build/fuzz/$harness
@@ -94,7 +105,7 @@ for harness in "${harnesses[@]}"; do
         fi
         runs=$(( target - executions < segment ? target - executions : segment ))
         status=0
-        ./run.sh "$harness" --runs "$runs" --release >"$work/segment.out" 2>&1 || status=$?
+        ./run.sh "$harness" --runs "$runs" --release --skip-build >"$work/segment.out" 2>&1 || status=$?
         row=$(awk -v h="$harness" '$1 == h && NF == 5 { r = $0 } END { print r }' "$work/segment.out")
         read -r _ done_runs took _ crashes <<<"${row:-x 0 0 0 1}"
         [[ $done_runs =~ ^[0-9]+$ ]] || done_runs=0
