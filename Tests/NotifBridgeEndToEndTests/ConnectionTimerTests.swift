@@ -1,8 +1,11 @@
+import Logging
 import NIOCore
 import NIOEmbedded
 import NIOPosix
 @testable import NotifBridgeAccessory
+import NotifBridgeLogGate
 import NotifBridgeTCP
+import NotifBridgeWire
 import Synchronization
 import Testing
 
@@ -58,5 +61,33 @@ struct ConnectionTimerTests {
         let waiting = Task { try await ConnectionTimer.sleep(for: .seconds(3600)) }
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
+    @Test("The TCP listener serves each link with its socket's loop set for the waits, on that loop", .timeLimit(.minutes(1)))
+    func tcpLinksWaitOnTheirSocketsLoop() async throws {
+        let port = AsyncStream.makeStream(of: Int.self)
+        let served = AsyncStream.makeStream(of: (hasLoop: Bool, onLoop: Bool).self)
+        let source = TCPLinkSource(
+            host: "127.0.0.1", port: 0, limits: .default, maxConnections: 4, suite: "p256", keyID: { "" },
+            gate: LogGate(LogThrottle()), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+            onListening: { port.continuation.yield($0) }, open: OpenConnections()
+        )
+        let running = Task {
+            try await source.run(ready: { _ in }) { _ in
+                let loop = ConnectionTimer.eventLoop
+                served.continuation.yield((loop != nil, loop?.inEventLoop ?? false))
+            }
+        }
+        defer { running.cancel() }
+        var ports = port.stream.makeAsyncIterator()
+        let bound = try #require(await ports.next())
+        let client = try await TCPLink.connect(host: "127.0.0.1", port: bound, limits: .default)
+        var links = served.stream.makeAsyncIterator()
+        let link = try #require(await links.next())
+        #expect(link.hasLoop)
+        #expect(link.onLoop)
+        try? await client.channel.close()
+        running.cancel()
+        _ = try? await running.value
     }
 }
