@@ -15,7 +15,8 @@ public struct AccessoryConfiguration: Sendable {
     public var resources: ResourceLimits
     /// How long a commit waits for more events after the first of a batch (group commit): one
     /// transaction and one fsync for everything that arrives meanwhile. Receipts wait that much
-    /// longer; zero commits each batch as soon as it has been read.
+    /// longer. Only batches that hold several events, or come within a window of the
+    /// connection's last commit, wait (``CommitPacing``); zero commits each batch at once.
     public var commitWindow: Duration
 
     /// The most a commit may wait for more events.

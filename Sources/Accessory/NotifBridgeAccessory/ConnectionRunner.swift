@@ -68,8 +68,9 @@ struct ConnectionRunner: Sendable {
                         }
                     }
                     defer { group.cancelAll() }
+                    var pacing = CommitPacing(window: configuration.commitWindow)
                     while case let batch = await inputs.takeAll(), !batch.isEmpty {
-                        let outcome = try await handle(batch, on: &connection, link: link, inputs: inputs)
+                        let outcome = try await handle(batch, readAt: .now, on: &connection, pacing: &pacing, link: link, inputs: inputs)
                         registry.setEstablished(id, connection.session.isEstablished)
                         if outcome == .close { return }
                     }
@@ -92,17 +93,24 @@ struct ConnectionRunner: Sendable {
         }
     }
 
-    /// Handles everything that arrived together, and what arrives within the commit window
-    /// after a batch with deliveries in it. Deliveries wait until then and are committed in one
-    /// transaction; their receipts follow that commit.
-    private func handle(_ batch: [LinkInput], on connection: inout AccessoryConnection, link: ChunkLink, inputs: InputQueue<LinkInput>) async throws -> Outcome {
+    /// Handles everything that arrived together, and, when `pacing` says a batch with deliveries
+    /// in it should wait, what arrives within the commit window after it. Deliveries are
+    /// committed in one transaction; their receipts follow that commit.
+    private func handle(
+        _ batch: [LinkInput],
+        readAt: ContinuousClock.Instant,
+        on connection: inout AccessoryConnection,
+        pacing: inout CommitPacing,
+        link: ChunkLink,
+        inputs: InputQueue<LinkInput>
+    ) async throws -> Outcome {
         var deliveries: [AccessorySession.Delivery] = []
         defer { if !deliveries.isEmpty { logger.error("\(deliveries.count) deliveries left unstored when the connection closed") } }
         var pending = batch[...]
         var waited = false
         while true {
             if pending.isEmpty {
-                guard !deliveries.isEmpty, !waited, configuration.commitWindow > .zero else { break }
+                guard !waited, pacing.shouldWait(deliveries: deliveries.count, readAt: readAt) else { break }
                 waited = true
                 // Cancelled (shutting down): commit what was read rather than drop it.
                 try? await ConnectionTimer.sleep(for: configuration.commitWindow)
@@ -142,7 +150,10 @@ struct ConnectionRunner: Sendable {
                 return try await closing(&deliveries, &connection, link)
             }
         }
-        try await commit(&deliveries, on: &connection, link: link)
+        if !deliveries.isEmpty {
+            try await commit(&deliveries, on: &connection, link: link)
+            pacing.committed(at: .now)
+        }
         return .keepOpen
     }
 

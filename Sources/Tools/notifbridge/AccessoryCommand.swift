@@ -75,7 +75,7 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "TCP connections served at once; further ones are closed as they arrive.")
     var maxConnections: Int = AccessoryConfiguration.ResourceLimits().maxConnections
 
-    @Option(help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100).")
+    @Option(help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100). A notification that comes alone is committed at once.")
     var commitWindow: Int = 3
 
     @Option(help: "Relay of the internet transport, ws://HOST:PORT or wss://HOST (with --relay-id and --relay-token-file).")
