@@ -569,7 +569,7 @@ package.targets += [
     ),
     .testTarget(
         name: "NotifBridgeBLETests",
-        dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", logging],
+        dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", "NotifBridgeTestSupport", logging],
         swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -2,6 +2,7 @@ import Logging
 import NotifBridgeANCS
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
+import NotifBridgeTestSupport
 import Synchronization
 import Testing
 @testable import NotifBridgeBLE
@@ -129,7 +130,7 @@ struct ANCSServerBusTests {
     }
 
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !condition() {
             guard ContinuousClock.now < deadline else { throw BluetoothFailure("timed out") }
             try await Task.sleep(for: .milliseconds(10))

@@ -1,6 +1,7 @@
 import Logging
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
+import NotifBridgeTestSupport
 import NotifBridgeWire
 import Synchronization
 import Testing
@@ -264,7 +265,7 @@ struct PeripheralBusTests {
     }
 
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !condition() {
             guard ContinuousClock.now < deadline else { throw BluetoothFailure("timed out") }
             try await Task.sleep(for: .milliseconds(10))

@@ -1,4 +1,5 @@
 import NotifBridgeDBus
+import NotifBridgeTestSupport
 import Synchronization
 
 /// A notification server of the test's own on a private bus: it answers `GetCapabilities`,
@@ -65,9 +66,9 @@ final class FakeNotificationServer: Sendable {
         try await connection.emit(DBusSignal(path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications", member: member, arguments: arguments))
     }
 
-    /// Polls until `predicate` holds for what was posted and closed, for at most 10 s.
+    /// Polls until `predicate` holds for what was posted and closed, for at most `TestWait.deadline`.
     func waitFor(_ what: String, _ predicate: (FakeNotificationServer) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !predicate(self) {
             guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
             try await Task.sleep(for: .milliseconds(20))

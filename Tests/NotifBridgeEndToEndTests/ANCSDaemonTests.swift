@@ -138,7 +138,7 @@ struct ANCSDaemonTests {
         port.post(7, title: "Erin", flags: [.positiveAction])
         try await presenter.waitFor("ancs:7 added", Self.shown("ancs:7", .added))
         port.finish()
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestWait.deadline
         var reply = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:7", action: "ancs.positive"))
         while reply.ok, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))

@@ -140,7 +140,7 @@ struct EndToEndTests {
             var framer = ChunkFramer(chunkLength: 64)
             let chunks = framer.frame(Array(repeating: UInt8(7), count: 500))
             connection.sendRawChunks([chunks[0]])
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + TestWait.deadline
             while accessory.presenter.refusals.isEmpty, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }

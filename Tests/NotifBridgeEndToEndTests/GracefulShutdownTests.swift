@@ -33,9 +33,9 @@ struct GracefulShutdownTests {
             return try await iterator.next()
         }
 
-        /// Waits (polling, up to 10 s) until the reader has asked for more than `count` chunks.
+        /// Waits (polling, up to `TestWait.deadline`) until the reader has asked for more than `count` chunks.
         func waitUntilRead(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + TestWait.deadline
             while requests.withLock({ $0 }) <= count {
                 guard ContinuousClock.now < deadline else { throw HostFailure(description: "the accessory read only \(requests.withLock { $0 }) chunks") }
                 try await Task.sleep(for: .milliseconds(5))

@@ -19,9 +19,9 @@ final class RecordingPresenter: Presenter {
     var alertCount: Int {
         all.filter { if case .notification(let record, .added) = $0 { record.alertDecision?.alerts == true } else { false } }.count
     }
-    /// Polls (every 20 ms, for at most 10 s) until an event matching `predicate` was shown.
+    /// Polls (every 20 ms, for at most `TestWait.deadline`) until an event matching `predicate` was shown.
     func waitFor(_ what: String, _ predicate: (PresenterEvent) -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !all.contains(where: predicate) {
             guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(20))

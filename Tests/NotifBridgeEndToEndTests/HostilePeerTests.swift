@@ -82,7 +82,7 @@ struct HostilePeerTests {
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, limits: WireLimits(helloTimeout: .milliseconds(300)))
         defer { Task { await accessory.stop() } }
         let silent = try RawPeer.connect(accessory)
-        #expect(try await silent.isClosed(within: .seconds(5)))
+        #expect(try await silent.isClosed(within: TestWait.deadline))
 
         let patient = try await RunningAccessory.start(stateDirectory: directory.path + "-b", limits: WireLimits(helloTimeout: .seconds(30)))
         defer { Task { await patient.stop() } }
@@ -118,7 +118,7 @@ struct HostilePeerTests {
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !condition() {
             guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out") }
             try await Task.sleep(for: .milliseconds(20))

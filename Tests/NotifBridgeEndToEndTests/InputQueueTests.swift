@@ -1,6 +1,7 @@
+@testable import NotifBridgeAccessory
+import NotifBridgeTestSupport
 import Synchronization
 import Testing
-@testable import NotifBridgeAccessory
 
 /// Backpressure: a link's reader waits while its connection has `capacity` inputs queued, so
 /// an iPhone (or an attacker) sending faster than the store commits is held back by TCP
@@ -46,7 +47,7 @@ struct InputQueueTests {
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while !condition() {
             guard ContinuousClock.now < deadline else { Issue.record("timed out"); return }
             try await Task.sleep(for: .milliseconds(5))

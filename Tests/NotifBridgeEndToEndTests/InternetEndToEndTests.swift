@@ -71,9 +71,9 @@ struct InternetEndToEndTests {
         #expect(response.status == .created)
     }
 
-    /// Polls (every 20 ms, at most 20 s) until `condition` holds.
+    /// Polls (every 20 ms, at most `TestWait.deadline`) until `condition` holds.
     static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + TestWait.deadline
         while try await !condition() {
             guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(20))

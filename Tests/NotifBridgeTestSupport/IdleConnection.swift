@@ -19,11 +19,19 @@ public final class IdleConnection: Sendable {
     }
 
     /// Whether the server closes its end within `wait` (a read sees end of file or a reset).
-    public func closedByPeer(within wait: Duration) -> Bool {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(wait.components.seconds * 1000)) == 1 else { return false }
-        var byte: UInt8 = 0
-        return recv(descriptor, &byte, 1, 0) <= 0
+    /// Polls without blocking and sleeps between polls, so the wait holds no thread of the
+    /// shared pool, which every other test of the run needs (see ``TestWait``).
+    public func closedByPeer(within wait: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + wait
+        while true {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) == 1 {
+                var byte: UInt8 = 0
+                return recv(descriptor, &byte, 1, 0) <= 0
+            }
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     public func close() {
