@@ -20,8 +20,19 @@ python3 - "$trace" "$state" <<'PY'
 import re, sys
 trace, state = sys.argv[1], sys.argv[2]
 fds, events = {}, []
-for line in open(trace):
-    line = line.split(None, 1)[1] if line[:1].isdigit() else line
+# With -f, a call that another thread interrupts is split in two lines: "fsync(7 <unfinished ...>"
+# and later "<... fsync resumed>) = 0". Each is joined back into one line per thread.
+unfinished = {}
+def calls():
+    for line in open(trace):
+        pid, line = re.match(r'(\d*)\s*(.*)', line.rstrip("\n")).groups()
+        if line.endswith("<unfinished ...>"):
+            unfinished[pid] = line[: -len("<unfinished ...>")].rstrip()
+        elif m := re.match(r'<\.\.\. \w+ resumed>\s?(.*)', line):
+            yield unfinished.pop(pid, "") + m.group(1)
+        else:
+            yield line
+for line in calls():
     if m := re.match(r'openat\(AT_FDCWD, "([^"]+)", ([^,)]+).*\) = (\d+)', line):
         fds[m.group(3)] = m.group(1)
     elif m := re.match(r'fsync\((\d+)\)\s+= 0', line):
