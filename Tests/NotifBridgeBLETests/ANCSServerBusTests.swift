@@ -108,7 +108,7 @@ struct ANCSServerBusTests {
         let reply = (0..<600).map { UInt8($0 % 251) }
         try await server.notify(.notificationSource, [0, 0, 0, 1, 7, 0, 0, 0])
         try await server.notify(.dataSource, reply)
-        try await waitUntil { bluez.record.notified.withLock { $0.count } == 1 + 13 }
+        try await TestWait.until("1 + 13 notifications") { bluez.record.notified.withLock { $0.count } == 1 + 13 }
         let notified = bluez.record.notified.withLock { $0 }
         #expect(notified.first?.0 == ANCSServerApplication.notificationSource)
         #expect(notified.dropFirst().allSatisfy { $0.0 == ANCSServerApplication.dataSource && $0.1.count <= 47 })
@@ -127,13 +127,5 @@ struct ANCSServerBusTests {
         let names = try await bluez.bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
         let unique = (names.first?.stringArrayValue ?? []).filter { $0.hasPrefix(":") && $0 != bluez.bus.uniqueName }
         return try #require(unique.sorted().last)
-    }
-
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw BluetoothFailure("timed out") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
     }
 }

@@ -106,7 +106,7 @@ struct PeripheralBusTests {
         await #expect(throws: DBusError.self) { try await bluez.write(name, [9], device: Self.other) }
         try await link.write([[10], Array(repeating: 11, count: 182)])
         await #expect(throws: BluetoothFailure.self) { try await link.write([Array(repeating: 12, count: 183)]) }
-        try await waitUntil { bluez.record.notified.withLock { $0.count } == 7 }
+        try await TestWait.until("7 notifications") { bluez.record.notified.withLock { $0.count } == 7 }
         #expect(bluez.record.notified.withLock { $0 } == [[104], [105], [106], [107], [108], [10], Array(repeating: 11, count: 182)])
 
         try await bluez.deviceGone(Self.phone)
@@ -186,7 +186,7 @@ struct PeripheralBusTests {
         #expect(bluez.record.notified.withLock { $0.isEmpty }, "nothing is notified while nobody is subscribed")
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         try await reply.value
-        try await waitUntil { bluez.record.notified.withLock { $0.count } == 2 }
+        try await TestWait.until("2 notifications") { bluez.record.notified.withLock { $0.count } == 2 }
         #expect(bluez.record.notified.withLock { $0 } == [[0xA1], [0xA2]])
 
         // Unsubscribed and subscribed again in the middle of the link: it carries on.
@@ -194,7 +194,7 @@ struct PeripheralBusTests {
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         try await bluez.write(name, [2])
         try await link.write([[0xA3]])
-        try await waitUntil { bluez.record.notified.withLock { $0.count } == 3 }
+        try await TestWait.until("3 notifications") { bluez.record.notified.withLock { $0.count } == 3 }
         var inbound = link.inbound.makeAsyncIterator()
         #expect(try await inbound.next().map(chunk) == [1])
         #expect(try await inbound.next().map(chunk) == [2])
@@ -212,7 +212,7 @@ struct PeripheralBusTests {
         var links = peripheral.links.makeAsyncIterator()
         let link = try #require(await links.next())
         try await link.write([[0xB1]])
-        try await waitUntil { bluez.record.notified.withLock { $0.count } == 1 }
+        try await TestWait.until("1 notifications") { bluez.record.notified.withLock { $0.count } == 1 }
         await peripheral.stop()
         bluez.bus.close()
     }
@@ -262,13 +262,5 @@ struct PeripheralBusTests {
         let names = try await bluez.bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
         let unique = (names.first?.stringArrayValue ?? []).filter { $0.hasPrefix(":") && $0 != own }
         return try #require(unique.sorted().last)
-    }
-
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw BluetoothFailure("timed out") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
     }
 }

@@ -66,17 +66,8 @@ final class FakeNotificationServer: Sendable {
         try await connection.emit(DBusSignal(path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications", member: member, arguments: arguments))
     }
 
-    /// Polls until `predicate` holds for what was posted and closed, for at most `TestWait.deadline`.
+    /// Waits (``TestWait``) until `predicate` holds for what was posted and closed.
     func waitFor(_ what: String, _ predicate: (FakeNotificationServer) -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !predicate(self) {
-            guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    struct Timeout: Error, CustomStringConvertible {
-        var what: String
-        var description: String { "timed out waiting for \(what)" }
+        try await TestWait.until(what) { predicate(self) }
     }
 }

@@ -138,11 +138,10 @@ struct ANCSDaemonTests {
         port.post(7, title: "Erin", flags: [.positiveAction])
         try await presenter.waitFor("ancs:7 added", Self.shown("ancs:7", .added))
         port.finish()
-        let deadline = ContinuousClock.now + TestWait.deadline
-        var reply = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:7", action: "ancs.positive"))
-        while reply.ok, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        var reply = ControlReply.success("not asked yet")
+        try await TestWait.until("an action to fail once the port stopped") {
             reply = await daemon.control.respond(ControlRequest(op: .action, source: "com.apple.MobileSMS", id: "ancs:7", action: "ancs.positive"))
+            return !reply.ok
         }
         #expect(!reply.ok)
         #expect(reply.message?.contains("no iPhone is connected over ANCS") == true, "\(String(describing: reply.message))")

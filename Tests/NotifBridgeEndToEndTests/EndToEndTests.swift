@@ -140,10 +140,7 @@ struct EndToEndTests {
             var framer = ChunkFramer(chunkLength: 64)
             let chunks = framer.frame(Array(repeating: UInt8(7), count: 500))
             connection.sendRawChunks([chunks[0]])
-            let deadline = ContinuousClock.now + TestWait.deadline
-            while accessory.presenter.refusals.isEmpty, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await TestWait.until("the partial message's refusal") { !accessory.presenter.refusals.isEmpty }
             #expect(accessory.presenter.refusals.count == 1)
             #expect(accessory.presenter.refusals.first?.contains("incomplete") == true)
             // The link still works.

@@ -33,13 +33,9 @@ struct GracefulShutdownTests {
             return try await iterator.next()
         }
 
-        /// Waits (polling, up to `TestWait.deadline`) until the reader has asked for more than `count` chunks.
+        /// Waits (``TestWait``) until the reader has asked for more than `count` chunks.
         func waitUntilRead(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + TestWait.deadline
-            while requests.withLock({ $0 }) <= count {
-                guard ContinuousClock.now < deadline else { throw HostFailure(description: "the accessory read only \(requests.withLock { $0 }) chunks") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await TestWait.until("the accessory to read more than \(count) chunks") { requests.withLock { $0 } > count }
         }
     }
 

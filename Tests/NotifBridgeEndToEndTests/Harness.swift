@@ -19,13 +19,9 @@ final class RecordingPresenter: Presenter {
     var alertCount: Int {
         all.filter { if case .notification(let record, .added) = $0 { record.alertDecision?.alerts == true } else { false } }.count
     }
-    /// Polls (every 20 ms, for at most `TestWait.deadline`) until an event matching `predicate` was shown.
+    /// Waits (``TestWait``) until an event matching `predicate` was shown.
     func waitFor(_ what: String, _ predicate: (PresenterEvent) -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !all.contains(where: predicate) {
-            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await TestWait.until(what) { all.contains(where: predicate) }
     }
 
     var burstSummaries: [Int] { all.compactMap { if case .burstSummary(let count) = $0 { count } else { nil } } }

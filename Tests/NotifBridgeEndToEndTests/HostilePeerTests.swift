@@ -61,10 +61,10 @@ struct HostilePeerTests {
         defer { Task { await accessory.stop() } }
         let held = try (0..<open).map { _ in try RawPeer.connect(accessory) }
         // Accepted connections reach the daemon in no fixed order; the phone comes after these.
-        try await waitUntil { accessory.daemon.openConnectionCount == open }
+        try await TestWait.until("\(open) open connections") { accessory.daemon.openConnectionCount == open }
         let phone = Task {
             try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { phone in
-                try await phone.waitUntilEstablished(timeout: .seconds(5))
+                try await phone.waitUntilEstablished(timeout: TestWait.deadline)
             }
         }
         if open < 3 {
@@ -114,14 +114,6 @@ struct HostilePeerTests {
         #expect(accessory.daemon.reassemblyBudget.reservedBytes == 256 * 1024, "two links hold the whole budget; the other eight reserve nothing")
         #expect(accessory.presenter.refusals.count == 3, "eight refusals from 127.0.0.1, three of them shown")
         peers.removeAll()
-        try await waitUntil { accessory.daemon.reassemblyBudget.reservedBytes == 0 }
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await TestWait.until("the shared budget to be released") { accessory.daemon.reassemblyBudget.reservedBytes == 0 }
     }
 }

@@ -22,7 +22,7 @@ struct InputQueueTests {
                 progress.pushed.add(1, ordering: .relaxed)
             }
         }
-        try await waitUntil { progress.pushed.load(ordering: .relaxed) == capacity }
+        try await TestWait.until("the queue to fill") { progress.pushed.load(ordering: .relaxed) == capacity }
         for _ in 0..<50 { await Task.yield() }
         #expect(progress.pushed.load(ordering: .relaxed) == capacity, "item \(capacity + 1) waits while \(capacity) are queued")
         #expect(await queue.takeAll() == Array(0..<capacity))
@@ -44,13 +44,5 @@ struct InputQueueTests {
         cancelledProducer.cancel()
         await cancelledProducer.value
         #expect(cancelled.drain() == [1], "the cancelled push dropped its element")
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while !condition() {
-            guard ContinuousClock.now < deadline else { Issue.record("timed out"); return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 }

@@ -71,15 +71,6 @@ struct InternetEndToEndTests {
         #expect(response.status == .created)
     }
 
-    /// Polls (every 20 ms, at most `TestWait.deadline`) until `condition` holds.
-    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestWait.deadline
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw HostFailure(description: "timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test("exchanged over the link, then over the relay: in order and reordered, the accessory offline and catching up, a replay and a gap past 50,000 refused, nothing alerted twice")
     func relayPath() async throws {
         let directory = try TemporaryDirectory("internet-e2e")
@@ -110,8 +101,8 @@ struct InternetEndToEndTests {
 
             // In order, then 3 before 2.
             for index in [0, 1, 3, 2] { try await Self.post(client, messages[index]) }
-            try await Self.eventually("four stored") { try accessory.daemon.store.notifications().count == 4 }
-            try await Self.eventually("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            try await TestWait.until("four stored") { try accessory.daemon.store.notifications().count == 4 }
+            try await TestWait.until("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
             #expect(accessory.presenter.alertCount == 4)
 
             // The accessory is offline: the relay keeps 4, 5 and a copy of 1 until it is back.
@@ -119,15 +110,15 @@ struct InternetEndToEndTests {
             for index in [4, 5, 1] { try await Self.post(client, messages[index]) }
             #expect(try relayStore.queue(of: Self.accessoryID)?.messages == 3)
             accessory = try await RunningAccessory.start(stateDirectory: state, internet: source)
-            try await Self.eventually("six stored") { try accessory.daemon.store.notifications().count == 6 }
-            try await Self.eventually("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            try await TestWait.until("six stored") { try accessory.daemon.store.notifications().count == 6 }
+            try await TestWait.until("the relay's queue drained") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
             #expect(accessory.presenter.alertCount == 2, "4 and 5 alert; the copy of 1 is refused, not shown again")
 
             // A message with 50,001 skipped before it (one over the keys an accessory keeps):
             // refused, acknowledged, nothing stored.
             for _ in 0...InternetRatchet.maxSkippedKeys { _ = try sender.seal(Data([0]), keyID: keyID) }
             try await Self.post(client, Array(try sender.seal(Data(Self.event(9)), keyID: keyID).serialized))
-            try await Self.eventually("the far message acknowledged") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
+            try await TestWait.until("the far message acknowledged") { try relayStore.queue(of: Self.accessoryID)?.messages == 0 }
             let stored = try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted()
             #expect(stored == (0..<6).map { "n\($0)" })
             await accessory.stop()
@@ -197,7 +188,7 @@ struct PhoneInternetTransportTests {
         }
         #expect(try await transport.send(Self.add(1)) == 2)
         #expect(try await transport.send(Self.add(2)) == 3)
-        try await InternetEndToEndTests.eventually("three stored") { try accessory.daemon.store.notifications().count == 3 }
+        try await TestWait.until("three stored") { try accessory.daemon.store.notifications().count == 3 }
 
         // The relay goes away: the post fails, and its index is used up on disk all the same.
         try await relay.stop()
@@ -208,8 +199,8 @@ struct PhoneInternetTransportTests {
         // and the message after the burnt index opens (its key was kept as skipped).
         relay = try await RunningRelay.start(path: relayPath, port: port)
         #expect(try await transport.send(Self.add(4)) == 5)
-        try await InternetEndToEndTests.eventually("four stored") { try accessory.daemon.store.notifications().count == 4 }
-        try await InternetEndToEndTests.eventually("the relay's queue drained") { try relay.store.queue(of: InternetEndToEndTests.accessoryID)?.messages == 0 }
+        try await TestWait.until("four stored") { try accessory.daemon.store.notifications().count == 4 }
+        try await TestWait.until("the relay's queue drained") { try relay.store.queue(of: InternetEndToEndTests.accessoryID)?.messages == 0 }
         let stored = try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted()
         #expect(stored == ["p0", "p1", "p2", "p4"])
         #expect(accessory.presenter.alertCount == 4)

@@ -51,7 +51,7 @@ struct InternetRepliesEndToEndTests {
                 let (_, session) = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
                     _ = try await connection.addNotification(note, alerting: .standard)
                 }
-                try await InternetEndToEndTests.eventually("the accessory sees the link gone") {
+                try await TestWait.until("the accessory sees the link gone") {
                     accessory.presenter.all.contains { if case .disconnected = $0 { true } else { false } }
                 }
                 let pairing = try #require(session.pairing)

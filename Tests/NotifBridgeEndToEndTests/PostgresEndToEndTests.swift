@@ -45,8 +45,8 @@ struct PostgresEndToEndTests {
                     for index in 0..<3 {
                         _ = try await transport.send(PhoneInternetTransportTests.add(index))
                     }
-                    try await InternetEndToEndTests.eventually("three stored") { try accessory.daemon.store.notifications().count == 3 }
-                    try await InternetEndToEndTests.eventually("the queue drained") { try await stores[0].queue(of: InternetEndToEndTests.accessoryID)?.messages == 0 }
+                    try await TestWait.until("three stored") { try accessory.daemon.store.notifications().count == 3 }
+                    try await TestWait.until("the queue drained") { try await stores[0].queue(of: InternetEndToEndTests.accessoryID)?.messages == 0 }
                     #expect(accessory.presenter.alertCount == 3)
                     await accessory.stop()
                 }

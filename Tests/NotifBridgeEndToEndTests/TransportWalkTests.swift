@@ -55,7 +55,7 @@ struct TransportWalkTests {
         let home = try await phone.forward((3..<5).map(Self.add), over: HostTransports(links: [.bluetooth: outOfRange, .localNetwork: tcp], internet: post))
         // Away from home: the internet.
         let away = try await phone.forward((5..<7).map(Self.add), over: HostTransports(links: [.bluetooth: outOfRange], internet: post))
-        try await InternetEndToEndTests.eventually("seven stored") { try accessory.daemon.store.notifications().count == 7 }
+        try await TestWait.until("seven stored") { try accessory.daemon.store.notifications().count == 7 }
         // Back: Bluetooth again, and the link carries 5 and 6 again (no receipt came for them).
         let back = try await phone.forward((7..<9).map(Self.add), over: HostTransports(links: [.bluetooth: tcp, .localNetwork: tcp], internet: post))
         try await phone.close()

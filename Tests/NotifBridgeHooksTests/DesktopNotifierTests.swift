@@ -45,7 +45,7 @@ struct DesktopNotifierTests {
         let body = "Line one;\nline two && rm -rf ~ | cat > \(pwned)\n🎉👩‍👩‍👧 ünïcödé -- --urgency=low"
 
         notifier.notify(appName: "Notif Bridge", summary: summary, body: body, urgency: .critical, expireTimeout: .seconds(5))
-        #expect(await notifier.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await notifier.waitUntilIdle(timeout: TestWait.deadline))
         #expect(try recordedArguments(fake.record) == [
             "--app-name=Notif Bridge", "--urgency=critical", "--expire-time=5000", "--", summary, body,
         ])
@@ -62,14 +62,14 @@ struct DesktopNotifierTests {
         let notifier = try #require(DesktopNotifier(executable: fake.executable, onResult: log.append))
 
         notifier.notify(appName: "-x", summary: "--help", body: #"C:\temp\new \u1F600"#, urgency: .low, expireTimeout: nil)
-        #expect(await notifier.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await notifier.waitUntilIdle(timeout: TestWait.deadline))
         #expect(log.all.last?.exitStatus == 0, "\(String(describing: log.all.last))")
         #expect(try recordedArguments(fake.record) == [
             "--app-name=-x", "--urgency=low", "--", "--help", #"C:\\temp\\new \\u1F600"#,
         ])
 
         notifier.notify(appName: "a", summary: "only a summary", body: "", urgency: .normal, expireTimeout: .milliseconds(1500))
-        #expect(await notifier.waitUntilIdle(timeout: .seconds(5)))
+        #expect(await notifier.waitUntilIdle(timeout: TestWait.deadline))
         #expect(try recordedArguments(fake.record) == ["--app-name=a", "--urgency=normal", "--expire-time=1500", "--", "only a summary"])
     }
 }

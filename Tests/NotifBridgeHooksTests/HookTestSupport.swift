@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import NotifBridgeHooks
+import NotifBridgeTestSupport
 import Synchronization
 
 /// Collects results delivered on runner threads.
@@ -44,13 +45,8 @@ enum HookFixture {
         return stat[stat.index(nameEnd, offsetBy: 2)] == "Z"
     }
 
-    /// Polls `condition` until it holds or `timeout` passes.
-    static func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+    /// Whether `condition` comes to hold within ``TestWait/deadline``.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        (try? await TestWait.until("a condition") { condition() }) != nil
     }
 }

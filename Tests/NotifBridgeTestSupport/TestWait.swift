@@ -1,5 +1,5 @@
-/// How long a test waits for something that should happen soon (a notification shown, a link
-/// closed, a queue drained) before it fails.
+/// Waiting in a test for something that should happen soon (a notification shown, a link
+/// closed, a queue drained).
 ///
 /// `swift test` starts every test at once, and on a 2-core machine the store's commits block
 /// the threads of the shared pool while they fsync: in a whole run beside a busy disk, a test
@@ -9,4 +9,19 @@
 /// that the failure names what was awaited.
 public enum TestWait {
     public static let deadline = Duration.seconds(45)
+
+    /// Polls `condition` every 20 ms, sleeping in between (no thread is held), until it holds;
+    /// throws ``TimedOut`` naming `what` once ``deadline`` has passed.
+    public static func until(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let end = ContinuousClock.now + deadline
+        while try await !condition() {
+            guard ContinuousClock.now < end else { throw TimedOut(what: what) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    public struct TimedOut: Error, CustomStringConvertible {
+        public let what: String
+        public var description: String { "timed out waiting for \(what)" }
+    }
 }
