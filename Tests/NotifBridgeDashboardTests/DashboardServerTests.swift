@@ -150,8 +150,8 @@ struct DashboardServerTests {
     func connectionCap() async throws {
         try await Self.withDashboard(limits: ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1))) { running in
             // More than the cap plus what one accept batch can take.
-            let idle = try (0..<10).map { _ in try IdleConnection(port: running.port) }
-            defer { idle.forEach { $0.close() } }
+            let idle = try (0..<10).map { _ in try LoopbackSocket(port: running.port) }
+            defer { withExtendedLifetime(idle) {} }
             let request = HTTPClientRequest(url: "http://127.0.0.1:\(running.port)/static/dashboard.css")
             let started = ContinuousClock.now
             let response = try await Self.client.execute(request, timeout: .seconds(20))

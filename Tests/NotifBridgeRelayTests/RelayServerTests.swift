@@ -54,8 +54,8 @@ struct RelayServerTests {
         let http = HTTPClient.shared
 
         // More than the cap plus what one accept batch can take.
-        let idle = try (0..<10).map { _ in try IdleConnection(port: port) }
-        defer { idle.forEach { $0.close() } }
+        let idle = try (0..<10).map { _ in try LoopbackSocket(port: port) }
+        defer { withExtendedLifetime(idle) {} }
         let started = ContinuousClock.now
         let health = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
         #expect(health.status.code == 200)
