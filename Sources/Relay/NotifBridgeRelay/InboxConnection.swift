@@ -43,14 +43,19 @@ final class InboxConnection: Sendable {
     private let wakeQueued = Mutex(false)
     private let store: any RelayStorage
     private let pusher: (any APNsPushing)?
+    private let pushes: PushGate
     private let logger: Logger
     private let gate: LogGate
     private let now: @Sendable () -> Date
 
-    init(accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, logger: Logger, gate: LogGate, now: @escaping @Sendable () -> Date) {
+    init(
+        accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, pushes: PushGate, logger: Logger, gate: LogGate,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.accessoryID = accessoryID
         self.store = store
         self.pusher = pusher
+        self.pushes = pushes
         self.logger = logger
         self.gate = gate
         self.now = now
@@ -155,8 +160,8 @@ final class InboxConnection: Sendable {
         }
     }
 
-    /// Pushes a reply when it is a push body (§10.6) and the companion app registered where to;
-    /// the relay pushes nothing else.
+    /// Pushes a reply when it is a push body (§10.6), the companion app registered where to, and
+    /// the accessory has not used up its push rate; the relay pushes nothing else.
     private func push(_ body: [UInt8]) async throws -> RelayFrame.PushStatus {
         guard let pusher else { return .notConfigured }
         guard (try? AccessoryPush(jsonBody: body)) != nil else {
@@ -166,6 +171,10 @@ final class InboxConnection: Sendable {
             return .refused
         }
         guard let target = try await store.pushTarget(of: accessoryID) else { return .noPushToken }
+        guard pushes.mayPush(accessoryID) else {
+            gate.pass(accessoryID) { logger.notice("push refused: over the accessory's push rate", metadata: ["accessory": "\(accessoryID)"]) }
+            return .tryLater
+        }
         let status = await pusher.push(body, to: target)
         if status == .delivered {
             logger.info("pushed", metadata: ["accessory": "\(accessoryID)"])
@@ -208,4 +217,18 @@ final class InboxHub: Sendable {
 
     /// How many inboxes are open.
     var count: Int { connections.withLock { $0.count } }
+}
+
+/// The relay's ``PushAllowance``, shared by the inbox connections, on the monotonic clock.
+final class PushGate: Sendable {
+    private let allowance: Mutex<PushAllowance>
+
+    init(rate: PushRate) {
+        allowance = Mutex(PushAllowance(rate: rate))
+    }
+
+    /// Whether `accessory` may push now; if so, the push is counted.
+    func mayPush(_ accessory: String) -> Bool {
+        allowance.withLock { $0.take(for: accessory, now: .now) }
+    }
 }

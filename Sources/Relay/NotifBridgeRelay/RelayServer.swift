@@ -34,10 +34,13 @@ public struct RelayServer: Sendable {
         /// are counted and summarised, so a token holder cannot flood the log.
         public var logBurst: Int
         public var logInterval: Duration
+        /// Pushes through APNs per accessory; one past it is answered "try later" (§11.4).
+        public var pushRate: PushRate
 
         public init(
             host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60),
-            limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024), logBurst: Int = 5, logInterval: Duration = .seconds(10)
+            limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024), logBurst: Int = 5, logInterval: Duration = .seconds(10),
+            pushRate: PushRate = PushRate()
         ) {
             self.host = host
             self.port = port
@@ -45,6 +48,7 @@ public struct RelayServer: Sendable {
             self.limits = limits
             self.logBurst = logBurst
             self.logInterval = logInterval
+            self.pushRate = pushRate
         }
     }
 
@@ -56,6 +60,7 @@ public struct RelayServer: Sendable {
     let committer: PostCommitter
     let logger: Logger
     let gate: LogGate
+    let pushes: PushGate
     let now: @Sendable () -> Date
 
     public init(store: any RelayStorage, configuration: Configuration = Configuration(), pusher: (any APNsPushing)? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -65,6 +70,7 @@ public struct RelayServer: Sendable {
         self.logger = logger
         gate = LogGate(LogThrottle(burst: configuration.logBurst, interval: configuration.logInterval))
         self.now = now
+        pushes = PushGate(rate: configuration.pushRate)
         committer = PostCommitter(store: store, now: now)
     }
 
@@ -182,7 +188,7 @@ public struct RelayServer: Sendable {
     }
 
     private func serveInbox(_ id: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, logger: logger, gate: gate, now: now)
+        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, pushes: pushes, logger: logger, gate: gate, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
         defer {

@@ -35,7 +35,8 @@ public enum RelayFrame: Sendable, Hashable {
         case noPushToken = 1
         /// APNs refused it for good (the token is no longer valid, the body was refused).
         case refused = 2
-        /// APNs could not take it now (unreachable, busy): send it again later.
+        /// Not now: APNs could not take it (unreachable, busy), or the accessory is over its
+        /// push rate (``PushRate``). Send it again later.
         case tryLater = 3
         /// This relay has no APNs key: it cannot push at all.
         case notConfigured = 4
@@ -48,7 +49,7 @@ public enum RelayFrame: Sendable, Hashable {
         case .delivered: "APNs accepted it"
         case .noPushToken: "the companion app has registered no push token with the relay"
         case .refused: "refused for good (APNs refused it, or it was not a push body)"
-        case .tryLater: "APNs could not take it now; try again later"
+        case .tryLater: "not now (APNs is busy or unreachable, or the accessory is over its push rate at the relay); try again later"
         case .notConfigured: "the relay has no APNs key"
         case nil: "the relay inbox is not connected"
         }

@@ -1,0 +1,75 @@
+/// How many pushes the relay sends through APNs for one accessory (docs/PROTOCOL.md §11.4):
+/// `burst` at once, then one more each `interval`. A person's replies and actions come a few at a
+/// time; an inbox token that pushes without end would spend the relay operator's standing with
+/// APNs, which every accessory on the relay shares.
+public struct PushRate: Sendable, Hashable {
+    public var burst: Int
+    public var interval: Duration
+
+    public init(burst: Int = 20, interval: Duration = .seconds(3)) {
+        precondition(burst >= 1 && interval > .zero, "a push rate lets at least one push through, and refills")
+        self.burst = burst
+        self.interval = interval
+    }
+}
+
+/// A token bucket per accessory, for ``PushRate``. Pure: time is an input.
+///
+/// A bucket that has filled up again is the same as none: full buckets are dropped whenever the
+/// table has doubled since the last time, so it holds at most twice the accessories that pushed
+/// within the last `burst` intervals (and at least room for `minimumTable`).
+public struct PushAllowance: Sendable {
+    public let rate: PushRate
+
+    private struct Bucket: Sendable {
+        var tokens: Int
+        /// When `tokens` was last counted; time since then refills it.
+        var countedAt: ContinuousClock.Instant
+    }
+
+    private var buckets: [String: Bucket] = [:]
+    /// The table's size at which full buckets are next dropped.
+    private var pruneAt = Self.minimumTable
+    static let minimumTable = 64
+
+    public init(rate: PushRate = PushRate()) {
+        self.rate = rate
+    }
+
+    /// Whether `accessory` may push now; if so, the push is counted.
+    public mutating func take(for accessory: String, now: ContinuousClock.Instant) -> Bool {
+        var bucket = refilled(buckets[accessory], now: now)
+        guard bucket.tokens > 0 else {
+            buckets[accessory] = bucket
+            return false
+        }
+        bucket.tokens -= 1
+        buckets[accessory] = bucket
+        if buckets.count >= pruneAt {
+            buckets = buckets.compactMapValues { bucket in
+                let refilled = refilled(bucket, now: now)
+                return refilled.tokens < rate.burst ? refilled : nil
+            }
+            pruneAt = max(Self.minimumTable, 2 * buckets.count)
+        }
+        return true
+    }
+
+    /// Accessories with a bucket in the table, full or not.
+    public var trackedAccessories: Int { buckets.count }
+
+    /// `bucket` with the whole intervals since it was counted added, at most to `burst`; the
+    /// part of an interval left over counts toward the next token.
+    private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
+        guard var bucket else { return Bucket(tokens: rate.burst, countedAt: now) }
+        let elapsed = now - bucket.countedAt
+        guard elapsed >= rate.interval else { return bucket }
+        let intervals = Int((elapsed / rate.interval).rounded(.down))
+        if intervals >= rate.burst - bucket.tokens {
+            return Bucket(tokens: rate.burst, countedAt: now)
+        }
+        bucket.tokens += intervals
+        bucket.countedAt += rate.interval * intervals
+        return bucket
+    }
+}

@@ -1,0 +1,70 @@
+import NotifBridgeRelayCore
+import Testing
+
+@Suite("The relay's push rate per accessory")
+struct PushAllowanceTests {
+    /// A push by `accessory` at `at` after the start, and whether it may go.
+    struct Step: Sendable, CustomStringConvertible {
+        var at: Duration
+        var accessory = "a"
+        var allowed: Bool
+        var description: String { "\(accessory) at \(at): \(allowed ? "pushes" : "refused")" }
+    }
+
+    static let rate = PushRate(burst: 3, interval: .seconds(1))
+
+    @Test("Pushes against a burst of 3 and one more a second", arguments: [
+        ("the burst goes at once, the one past it is refused", [
+            Step(at: .zero, allowed: true), Step(at: .zero, allowed: true), Step(at: .zero, allowed: true),
+            Step(at: .zero, allowed: false),
+        ]),
+        ("a token comes back after a whole interval, not a nanosecond before", [
+            Step(at: .zero, allowed: true), Step(at: .zero, allowed: true), Step(at: .zero, allowed: true),
+            Step(at: .seconds(1) - .nanoseconds(1), allowed: false), Step(at: .seconds(1), allowed: true),
+            Step(at: .seconds(1), allowed: false),
+        ]),
+        ("a long quiet spell refills to the burst, no further", [
+            Step(at: .zero, allowed: true), Step(at: .zero, allowed: true), Step(at: .zero, allowed: true),
+            Step(at: .seconds(60), allowed: true), Step(at: .seconds(60), allowed: true), Step(at: .seconds(60), allowed: true),
+            Step(at: .seconds(60), allowed: false),
+        ]),
+        ("the part of an interval left over counts toward the next token", [
+            Step(at: .zero, allowed: true), Step(at: .zero, allowed: true), Step(at: .zero, allowed: true),
+            Step(at: .milliseconds(1500), allowed: true), Step(at: .milliseconds(2000), allowed: true),
+            Step(at: .milliseconds(2000), allowed: false),
+        ]),
+        ("each accessory has its own burst", [
+            Step(at: .zero, allowed: true), Step(at: .zero, allowed: true), Step(at: .zero, allowed: true),
+            Step(at: .zero, allowed: false), Step(at: .zero, accessory: "b", allowed: true),
+            Step(at: .zero, accessory: "b", allowed: true), Step(at: .zero, accessory: "b", allowed: true),
+            Step(at: .zero, accessory: "b", allowed: false),
+        ]),
+        ("a steady push a second is never refused", (0..<10).map { Step(at: .seconds($0), allowed: true) }),
+    ])
+    func steps(_ name: String, _ steps: [Step]) {
+        var allowance = PushAllowance(rate: Self.rate)
+        let start = ContinuousClock.now
+        for step in steps {
+            let allowed = allowance.take(for: step.accessory, now: start + step.at)
+            #expect(allowed == step.allowed, "\(name): \(step)")
+        }
+    }
+
+    @Test("Full buckets leave the table: it holds twice the accessories pushing lately, or 64")
+    func tableBound() {
+        var allowance = PushAllowance(rate: PushRate(burst: 1, interval: .seconds(1)))
+        let start = ContinuousClock.now
+        // One push each, two seconds apart: every earlier bucket is full again.
+        for index in 0..<1000 {
+            let allowed = allowance.take(for: "accessory-\(index)", now: start + .seconds(2 * index))
+            #expect(allowed)
+            #expect(allowance.trackedAccessories <= 64)
+        }
+        // A thousand at one instant are all pushing lately: the table keeps them.
+        var burst = PushAllowance(rate: PushRate(burst: 1, interval: .seconds(1)))
+        for index in 0..<1000 { _ = burst.take(for: "accessory-\(index)", now: start) }
+        #expect(burst.trackedAccessories == 1000)
+        let again = burst.take(for: "accessory-0", now: start)
+        #expect(!again, "a bucket kept in a large table still counts")
+    }
+}
