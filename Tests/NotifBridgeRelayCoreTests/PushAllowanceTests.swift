@@ -50,6 +50,16 @@ struct PushAllowanceTests {
         }
     }
 
+    @Test("A wait of many more intervals than an Int counts refills the bucket without trapping")
+    func tinyInterval() {
+        var allowance = PushAllowance(rate: PushRate(burst: 1, interval: Duration(secondsComponent: 0, attosecondsComponent: 1)))
+        let start = ContinuousClock.now
+        let first = allowance.take(for: "a", now: start)
+        // 100 s is 10^20 attoseconds, past Int.max (about 9.2 × 10^18).
+        let later = allowance.take(for: "a", now: start + .seconds(100))
+        #expect(first && later)
+    }
+
     @Test("Full buckets leave the table: it holds twice the accessories pushing lately, or 64")
     func tableBound() {
         var allowance = PushAllowance(rate: PushRate(burst: 1, interval: .seconds(1)))

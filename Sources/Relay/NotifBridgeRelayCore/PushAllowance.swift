@@ -64,7 +64,8 @@ public struct PushAllowance: Sendable {
         guard var bucket else { return Bucket(tokens: rate.burst, countedAt: now) }
         let elapsed = now - bucket.countedAt
         guard elapsed >= rate.interval else { return bucket }
-        let intervals = Int((elapsed / rate.interval).rounded(.down))
+        // Capped before the conversion: a long wait over a tiny interval is past `Int`.
+        let intervals = Int(min((elapsed / rate.interval).rounded(.down), Double(rate.burst)))
         if intervals >= rate.burst - bucket.tokens {
             return Bucket(tokens: rate.burst, countedAt: now)
         }
