@@ -212,7 +212,7 @@ struct PeripheralBusTests {
         var links = peripheral.links.makeAsyncIterator()
         let link = try #require(await links.next())
         try await link.write([[0xB1]])
-        try await TestWait.until("1 notifications") { bluez.record.notified.withLock { $0.count } == 1 }
+        try await TestWait.until("1 notification") { bluez.record.notified.withLock { $0.count } == 1 }
         await peripheral.stop()
         bluez.bus.close()
     }

@@ -161,13 +161,12 @@ struct APNsRelayTests {
         let body = try Array(sender.push(Self.response("hi"), sessionIdentifier: Self.sessionID).jsonBody())
         let directory = try TemporaryDirectory("relay-push-rate")
         defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
         let apns = CountingPusher()
         let log = CapturedLog()
         let configuration = RelayServer.Configuration(port: 0, pushRate: PushRate(burst: 2, interval: .seconds(3600)))
-        let relay = RelayServer(store: store, configuration: configuration, pusher: apns, logger: Logger(label: "relay", factory: { _ in log }))
-        try await relay.application().test(.live) { client in
+        try await RelayServerTests.withRelay(
+            at: directory.path + "/relay.sqlite", configuration: configuration, pusher: apns, logger: Logger(label: "relay", factory: { _ in log })
+        ) { _, client in
             #expect(try await Self.register(client, token: RelayServerTests.post.text, body: #"{"pushToken":"\#(Self.deviceToken)","bundleID":"\#(Self.bundleID)"}"#) == .noContent)
             let answers = try await Self.push(client, (1...3).map { .push(id: $0, body: body) })
             #expect(answers == [.pushed(id: 1, status: .delivered), .pushed(id: 2, status: .delivered), .pushed(id: 3, status: .tryLater)])
@@ -176,7 +175,6 @@ struct APNsRelayTests {
         }
         #expect(apns.pushed.withLock { $0 } == 2)
         #expect(log.messages(at: .notice).filter { $0.hasPrefix("push") } == Array(repeating: "push refused: over the accessory's push rate", count: 2))
-        try store.close()
     }
 
     @Test("APNs answers sorted: retry later, or never", arguments: [

@@ -27,11 +27,14 @@ struct RelayServerTests {
     static func withRelay<T: Sendable>(
         at path: String,
         limits: RelayLimits = RelayLimits(),
+        configuration: RelayServer.Configuration = .init(port: 0),
+        pusher: (any APNsPushing)? = nil,
+        logger: Logger = Logger(label: "relay-test"),
         _ body: @Sendable (RelayStore, any TestClientProtocol) async throws -> T
     ) async throws -> T {
         let store = try RelayStore(path: path, limits: limits)
         try store.register(accessory: accessory, inbox: inbox, post: post)
-        let server = RelayServer(store: store, configuration: .init(port: 0), logger: Logger(label: "relay-test"))
+        let server = RelayServer(store: store, configuration: configuration, pusher: pusher, logger: logger)
         let result = try await server.application().test(.live) { client in try await body(store, client) }
         try store.close()
         return result
