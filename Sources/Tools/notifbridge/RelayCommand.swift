@@ -29,12 +29,14 @@ struct RelayCommand: AsyncParsableCommand {
         var postgres: String?
 
         /// Opens the store, runs `body` with it, and closes it.
-        func withStore<T: Sendable>(logger: Logger, _ body: @Sendable (any RelayStorage) async throws -> T) async throws -> T {
+        func withStore<T: Sendable>(
+            logger: Logger, limits: RelayLimits = RelayLimits(), _ body: @Sendable (any RelayStorage) async throws -> T
+        ) async throws -> T {
             guard let postgres else {
                 let store: RelayStore
                 do {
                     _ = try prepareStateDirectory(state)
-                    store = try RelayStore(path: state + "/relay.sqlite")
+                    store = try RelayStore(path: state + "/relay.sqlite", limits: limits)
                 } catch {
                     throw CommandFailure("cannot open the relay's database in \(state): \(error)")
                 }
@@ -48,7 +50,7 @@ struct RelayCommand: AsyncParsableCommand {
             }
             let store: PostgresRelayStore
             do {
-                store = try PostgresRelayStore(url: url, logger: logger)
+                store = try PostgresRelayStore(url: url, limits: limits, logger: logger)
             } catch {
                 throw CommandFailure("--postgres: \(error)")
             }
@@ -77,6 +79,19 @@ struct RelayCommand: AsyncParsableCommand {
         var port = 8470
         @Option(help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
         var maxConnections: Int = 1024
+        @Option(help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.pushBurst)); a push past them is answered \"try later\".")
+        var pushBurst = PushRate().burst
+        @Option(help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.pushIntervalSeconds)).")
+        var pushInterval = Double(PushRate().interval.components.seconds)
+        @Option(help: ArgumentHelp(
+            "Messages that may wait for one accessory (\(RelaySettings.queuedMessages)); a post past them is refused with 429.",
+            discussion: "Instances sharing a PostgreSQL database should be given the same queue limits and time to live: each checks its own."
+        ))
+        var queueMessages = RelayLimits().maxQueuedMessages
+        @Option(help: "Bytes that may wait for one accessory (\(RelaySettings.queuedBytes)).")
+        var queueBytes = RelayLimits().maxQueuedBytes
+        @Option(help: "Seconds a message waits for its accessory before it is dropped (\(RelaySettings.timeToLiveSeconds)).")
+        var messageTtl = Int(RelayLimits().timeToLive.components.seconds)
 
         @Option(help: "The team's APNs auth key (.p8, keep it 0600): with it the relay pushes the accessories' replies.")
         var apnsKey: String?
@@ -97,6 +112,26 @@ struct RelayCommand: AsyncParsableCommand {
             guard (1...Self.maxConnectionsLimit).contains(maxConnections) else {
                 throw ValidationError("--max-connections must be 1...\(Self.maxConnectionsLimit), not \(maxConnections)")
             }
+            _ = try settings()
+        }
+
+        /// The push rate and the store's limits from the options, or which option is out of bounds.
+        func settings() throws -> (pushRate: PushRate, limits: RelayLimits) {
+            do throws(RelaySettingError) {
+                return (
+                    try RelaySettings.pushRate(burst: pushBurst, intervalSeconds: pushInterval),
+                    try RelaySettings.limits(queuedMessages: queueMessages, queuedBytes: queueBytes, timeToLiveSeconds: messageTtl)
+                )
+            } catch {
+                let flag = switch error.setting {
+                case .pushBurst: "--push-burst"
+                case .pushInterval: "--push-interval"
+                case .queuedMessages: "--queue-messages"
+                case .queuedBytes: "--queue-bytes"
+                case .timeToLive: "--message-ttl"
+                }
+                throw ValidationError("\(flag) must be \(error.allowed), not \(error.value)")
+            }
         }
 
         /// Each connection costs a socket and its buffers; more accessories want more relays.
@@ -106,10 +141,12 @@ struct RelayCommand: AsyncParsableCommand {
             let logger = common.makeLogger("notifbridge.relay")
             let host = host, port = port
             let apns = try apnsClient(logger: logger)
-            try await state.withStore(logger: logger) { store in
-                let server = RelayServer(
-                    store: store, configuration: .init(host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections)), pusher: apns, logger: logger
-                )
+            let (pushRate, limits) = try settings()
+            let configuration = RelayServer.Configuration(
+                host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections), pushRate: pushRate
+            )
+            try await state.withStore(logger: logger, limits: limits) { store in
+                let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
                 try await server.run { port in
                     FileHandle.standardOutput.write(Data("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")\n".utf8))
                 }

@@ -1,0 +1,61 @@
+/// The bounds on what an operator may set when starting a relay (`notifbridge relay serve`),
+/// checked before anything starts so that a bad value is named in a clear error rather than
+/// found by a trap or an accessory's lost messages.
+public enum RelaySettings {
+    /// Pushes one accessory may send at once: at least one, or the accessory could never reply.
+    public static let pushBurst = 1...10_000
+    /// The time one push takes to refill, in seconds.
+    public static let pushIntervalSeconds = 0.001...3_600.0
+    /// Messages waiting for one accessory.
+    public static let queuedMessages = 1...1_000_000
+    /// Bytes waiting for one accessory: at least one message of the largest length an accessory
+    /// takes, so that any message the relay admits can be queued; at most 1 GiB.
+    public static let queuedBytes = RelayLimits().maxMessageLength...(1 << 30)
+    /// How long a message waits for its accessory, in seconds: a minute to thirty days.
+    public static let timeToLiveSeconds = 60...(30 * 24 * 3600)
+
+    /// A push rate from an operator's values, or which one is out of bounds.
+    public static func pushRate(burst: Int, intervalSeconds: Double) throws(RelaySettingError) -> PushRate {
+        try check(.pushBurst, burst, in: pushBurst)
+        try check(.pushInterval, intervalSeconds, in: pushIntervalSeconds)
+        return PushRate(burst: burst, interval: .seconds(intervalSeconds))
+    }
+
+    /// The relay's limits with an operator's queue bounds and time to live; the rest as default.
+    public static func limits(queuedMessages: Int, queuedBytes: Int, timeToLiveSeconds: Int) throws(RelaySettingError) -> RelayLimits {
+        try check(.queuedMessages, queuedMessages, in: Self.queuedMessages)
+        try check(.queuedBytes, queuedBytes, in: Self.queuedBytes)
+        try check(.timeToLive, timeToLiveSeconds, in: Self.timeToLiveSeconds)
+        return RelayLimits(maxQueuedMessages: queuedMessages, maxQueuedBytes: queuedBytes, timeToLive: .seconds(timeToLiveSeconds))
+    }
+
+    /// NaN and the infinities are in no range, so they are refused here too.
+    private static func check<Value: Comparable>(_ setting: RelaySettingError.Setting, _ value: Value, in range: ClosedRange<Value>) throws(RelaySettingError) {
+        guard range.contains(value) else {
+            throw RelaySettingError(setting: setting, value: "\(value)", allowed: "\(range.lowerBound)...\(range.upperBound)")
+        }
+    }
+}
+
+/// An operator's setting outside its bounds.
+public struct RelaySettingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Setting: String, Sendable, CaseIterable {
+        case pushBurst = "push burst"
+        case pushInterval = "push interval (seconds)"
+        case queuedMessages = "queued messages"
+        case queuedBytes = "queued bytes"
+        case timeToLive = "time to live (seconds)"
+    }
+
+    public let setting: Setting
+    public let value: String
+    public let allowed: String
+
+    public init(setting: Setting, value: String, allowed: String) {
+        self.setting = setting
+        self.value = value
+        self.allowed = allowed
+    }
+
+    public var description: String { "the \(setting.rawValue) must be \(allowed), not \(value)" }
+}
