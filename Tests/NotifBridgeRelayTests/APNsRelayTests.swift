@@ -163,7 +163,7 @@ struct APNsRelayTests {
         defer { directory.remove() }
         let apns = CountingPusher()
         let log = CapturedLog()
-        let configuration = RelayServer.Configuration(port: 0, pushRate: PushRate(burst: 2, interval: .seconds(3600)))
+        let configuration = RelayServer.Configuration(port: 0, pushRate: RateLimit(burst: 2, interval: .seconds(3600)))
         try await RelayServerTests.withRelay(
             at: directory.path + "/relay.sqlite", configuration: configuration, pusher: apns, logger: Logger(label: "relay", factory: { _ in log })
         ) { _, client in

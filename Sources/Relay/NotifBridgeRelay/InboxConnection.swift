@@ -43,13 +43,13 @@ final class InboxConnection: Sendable {
     private let wakeQueued = Mutex(false)
     private let store: any RelayStorage
     private let pusher: (any APNsPushing)?
-    private let pushes: PushGate
+    private let pushes: RateGate
     private let logger: Logger
     private let gate: LogGate
     private let now: @Sendable () -> Date
 
     init(
-        accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, pushes: PushGate, logger: Logger, gate: LogGate,
+        accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, pushes: RateGate, logger: Logger, gate: LogGate,
         now: @escaping @Sendable () -> Date
     ) {
         self.accessoryID = accessoryID
@@ -171,7 +171,7 @@ final class InboxConnection: Sendable {
             return .refused
         }
         guard let target = try await store.pushTarget(of: accessoryID) else { return .noPushToken }
-        guard pushes.mayPush(accessoryID) else {
+        guard pushes.allows(accessoryID) else {
             gate.pass(accessoryID) { logger.notice("push refused: over the accessory's push rate", metadata: ["accessory": "\(accessoryID)"]) }
             return .tryLater
         }
@@ -217,18 +217,4 @@ final class InboxHub: Sendable {
 
     /// How many inboxes are open.
     var count: Int { connections.withLock { $0.count } }
-}
-
-/// The relay's ``PushAllowance``, shared by the inbox connections, on the monotonic clock.
-final class PushGate: Sendable {
-    private let allowance: Mutex<PushAllowance>
-
-    init(rate: PushRate) {
-        allowance = Mutex(PushAllowance(rate: rate))
-    }
-
-    /// Whether `accessory` may push now; if so, the push is counted.
-    func mayPush(_ accessory: String) -> Bool {
-        allowance.withLock { $0.take(for: accessory, now: .now) }
-    }
 }

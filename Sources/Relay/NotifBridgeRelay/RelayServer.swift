@@ -16,7 +16,8 @@ import ServiceLifecycle
 ///
 /// ```
 /// POST /v1/accessories/{id}/messages   Authorization: Bearer <post token>    body: one §10.3 message
-///      201 {"seq":N} · 400 empty · 401 unknown accessory or wrong token · 413 too long · 429 queue full
+///      201 {"seq":N} · 400 empty · 401 unknown accessory or wrong token · 413 too long
+///      · 429 queue full, or over the post rate (with Retry-After)
 /// GET  /v1/accessories/{id}/inbox      Authorization: Bearer <inbox token>   WebSocket upgrade
 /// GET  /v1/health                      200 ok
 /// ```
@@ -35,12 +36,14 @@ public struct RelayServer: Sendable {
         public var logBurst: Int
         public var logInterval: Duration
         /// Pushes through APNs per accessory; one past it is answered "try later" (§11.4).
-        public var pushRate: PushRate
+        public var pushRate: RateLimit
+        /// Posts per accessory; one past it is refused with 429 and a `Retry-After` (§11.4).
+        public var postRate: RateLimit
 
         public init(
             host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60),
             limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024), logBurst: Int = 5, logInterval: Duration = .seconds(10),
-            pushRate: PushRate = PushRate()
+            pushRate: RateLimit = .pushes, postRate: RateLimit = .posts
         ) {
             self.host = host
             self.port = port
@@ -49,6 +52,7 @@ public struct RelayServer: Sendable {
             self.logBurst = logBurst
             self.logInterval = logInterval
             self.pushRate = pushRate
+            self.postRate = postRate
         }
     }
 
@@ -60,7 +64,8 @@ public struct RelayServer: Sendable {
     let committer: PostCommitter
     let logger: Logger
     let gate: LogGate
-    let pushes: PushGate
+    let pushes: RateGate
+    let posts: RateGate
     let now: @Sendable () -> Date
 
     public init(store: any RelayStorage, configuration: Configuration = Configuration(), pusher: (any APNsPushing)? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -70,7 +75,8 @@ public struct RelayServer: Sendable {
         self.logger = logger
         gate = LogGate(LogThrottle(burst: configuration.logBurst, interval: configuration.logInterval))
         self.now = now
-        pushes = PushGate(rate: configuration.pushRate)
+        pushes = RateGate(rate: configuration.pushRate)
+        posts = RateGate(rate: configuration.postRate)
         committer = PostCommitter(store: store, now: now)
     }
 
@@ -136,6 +142,17 @@ public struct RelayServer: Sendable {
 
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
         guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
+        // Counted before the body is read, so that a refused post costs the relay nothing more.
+        guard posts.allows(id) else {
+            let seconds = posts.retryAfterSeconds(id)
+            gate.pass(id) {
+                logger.notice("post refused: over the accessory's post rate", metadata: ["accessory": "\(id)", "retry after": "\(seconds)"])
+            }
+            throw HTTPError(
+                .tooManyRequests, headers: [.retryAfter: "\(seconds)"],
+                message: "over the accessory's post rate (\(configuration.postRate.burst) at once, then one each \(configuration.postRate.interval)); try again in \(seconds) s"
+            )
+        }
         let limit = store.limits.maxMessageLength
         // Refused before anything is read when the length is declared.
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {

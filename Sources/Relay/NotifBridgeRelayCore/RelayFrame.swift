@@ -36,7 +36,7 @@ public enum RelayFrame: Sendable, Hashable {
         /// APNs refused it for good (the token is no longer valid, the body was refused).
         case refused = 2
         /// Not now: APNs could not take it (unreachable, busy), or the accessory is over its
-        /// push rate (``PushRate``). Send it again later.
+        /// push rate (``RateLimit``). Send it again later.
         case tryLater = 3
         /// This relay has no APNs key: it cannot push at all.
         case notConfigured = 4

@@ -2,10 +2,10 @@
 /// checked before anything starts so that a bad value is named in a clear error rather than
 /// found by a trap or an accessory's lost messages.
 public enum RelaySettings {
-    /// Pushes one accessory may send at once: at least one, or the accessory could never reply.
-    public static let pushBurst = 1...10_000
-    /// The time one push takes to refill, in seconds.
-    public static let pushIntervalSeconds = 0.001...3_600.0
+    /// What one accessory may do at once (pushes or posts): at least one, or it could never go.
+    public static let rateBurst = 1...100_000
+    /// The time one more takes to be allowed, in seconds.
+    public static let rateIntervalSeconds = 0.001...3_600.0
     /// Messages waiting for one accessory.
     public static let queuedMessages = 1...1_000_000
     /// Bytes waiting for one accessory: at least one message of the largest length an accessory
@@ -14,11 +14,16 @@ public enum RelaySettings {
     /// How long a message waits for its accessory, in seconds: a minute to thirty days.
     public static let timeToLiveSeconds = 60...(30 * 24 * 3600)
 
-    /// A push rate from an operator's values, or which one is out of bounds.
-    public static func pushRate(burst: Int, intervalSeconds: Double) throws(RelaySettingError) -> PushRate {
-        try check(.pushBurst, burst, in: pushBurst)
-        try check(.pushInterval, intervalSeconds, in: pushIntervalSeconds)
-        return PushRate(burst: burst, interval: .seconds(intervalSeconds))
+    /// What a rate is for, so that an error names the right setting.
+    public enum RateUse: Sendable {
+        case pushes, posts
+    }
+
+    /// A rate of pushes or posts from an operator's values, or which one is out of bounds.
+    public static func rate(of use: RateUse, burst: Int, intervalSeconds: Double) throws(RelaySettingError) -> RateLimit {
+        try check(use == .pushes ? .pushBurst : .postBurst, burst, in: rateBurst)
+        try check(use == .pushes ? .pushInterval : .postInterval, intervalSeconds, in: rateIntervalSeconds)
+        return RateLimit(burst: burst, interval: .seconds(intervalSeconds))
     }
 
     /// The relay's limits with an operator's queue bounds and time to live; the rest as default.
@@ -42,6 +47,8 @@ public struct RelaySettingError: Error, Hashable, Sendable, CustomStringConverti
     public enum Setting: String, Sendable, CaseIterable {
         case pushBurst = "push burst"
         case pushInterval = "push interval (seconds)"
+        case postBurst = "post burst"
+        case postInterval = "post interval (seconds)"
         case queuedMessages = "queued messages"
         case queuedBytes = "queued bytes"
         case timeToLive = "time to live (seconds)"

@@ -79,10 +79,14 @@ struct RelayCommand: AsyncParsableCommand {
         var port = 8470
         @Option(help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
         var maxConnections: Int = 1024
-        @Option(help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.pushBurst)); a push past them is answered \"try later\".")
-        var pushBurst = PushRate().burst
-        @Option(help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.pushIntervalSeconds)).")
-        var pushInterval = Double(PushRate().interval.components.seconds)
+        @Option(help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.rateBurst)); a push past them is answered \"try later\".")
+        var pushBurst = RateLimit.pushes.burst
+        @Option(help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
+        var pushInterval = RateLimit.pushes.interval.seconds
+        @Option(help: "Posts that one accessory may take at once (\(RelaySettings.rateBurst)); a post past them is refused with 429 and Retry-After.")
+        var postBurst = RateLimit.posts.burst
+        @Option(help: "Seconds until one more post is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
+        var postInterval = RateLimit.posts.interval.seconds
         @Option(help: ArgumentHelp(
             "Messages that may wait for one accessory (\(RelaySettings.queuedMessages)); a post past them is refused with 429.",
             discussion: "Instances sharing a PostgreSQL database should be given the same queue limits and time to live: each checks its own."
@@ -116,16 +120,19 @@ struct RelayCommand: AsyncParsableCommand {
         }
 
         /// The push rate and the store's limits from the options, or which option is out of bounds.
-        func settings() throws -> (pushRate: PushRate, limits: RelayLimits) {
+        func settings() throws -> (pushRate: RateLimit, postRate: RateLimit, limits: RelayLimits) {
             do throws(RelaySettingError) {
                 return (
-                    try RelaySettings.pushRate(burst: pushBurst, intervalSeconds: pushInterval),
+                    try RelaySettings.rate(of: .pushes, burst: pushBurst, intervalSeconds: pushInterval),
+                    try RelaySettings.rate(of: .posts, burst: postBurst, intervalSeconds: postInterval),
                     try RelaySettings.limits(queuedMessages: queueMessages, queuedBytes: queueBytes, timeToLiveSeconds: messageTtl)
                 )
             } catch {
                 let flag = switch error.setting {
                 case .pushBurst: "--push-burst"
                 case .pushInterval: "--push-interval"
+                case .postBurst: "--post-burst"
+                case .postInterval: "--post-interval"
                 case .queuedMessages: "--queue-messages"
                 case .queuedBytes: "--queue-bytes"
                 case .timeToLive: "--message-ttl"
@@ -141,9 +148,9 @@ struct RelayCommand: AsyncParsableCommand {
             let logger = common.makeLogger("notifbridge.relay")
             let host = host, port = port
             let apns = try apnsClient(logger: logger)
-            let (pushRate, limits) = try settings()
+            let (pushRate, postRate, limits) = try settings()
             let configuration = RelayServer.Configuration(
-                host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections), pushRate: pushRate
+                host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections), pushRate: pushRate, postRate: postRate
             )
             try await state.withStore(logger: logger, limits: limits) { store in
                 let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
@@ -206,5 +213,12 @@ struct RelayCommand: AsyncParsableCommand {
             }
             print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
         }
+    }
+}
+
+private extension Duration {
+    /// Whole and fractional seconds, for an option's default.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -1,25 +1,33 @@
-/// How many pushes the relay sends through APNs for one accessory (docs/PROTOCOL.md §11.4):
-/// `burst` at once, then one more each `interval`. A person's replies and actions come a few at a
-/// time; an inbox token that pushes without end would spend the relay operator's standing with
-/// APNs, which every accessory on the relay shares.
-public struct PushRate: Sendable, Hashable {
+/// How often one accessory may do something at the relay (docs/PROTOCOL.md §11.4): `burst` at
+/// once, then one more each `interval`.
+public struct RateLimit: Sendable, Hashable {
     public var burst: Int
     public var interval: Duration
 
-    public init(burst: Int = 20, interval: Duration = .seconds(3)) {
-        precondition(burst >= 1 && interval > .zero, "a push rate lets at least one push through, and refills")
+    public init(burst: Int, interval: Duration) {
+        precondition(burst >= 1 && interval > .zero, "a rate lets at least one through, and refills")
         self.burst = burst
         self.interval = interval
     }
+
+    /// Pushes through APNs. A person's replies and actions come a few at a time; an inbox token
+    /// that pushes without end would spend the relay operator's standing with APNs, which every
+    /// accessory on the relay shares.
+    public static let pushes = RateLimit(burst: 20, interval: .seconds(3))
+
+    /// Posts. A phone forwards a person's notifications, and after a spell offline the ones it
+    /// held back; a post token that posts without end (its accessory acknowledging, so no queue
+    /// fills) would take the relay's disk and CPU from every other accessory.
+    public static let posts = RateLimit(burst: 1_000, interval: .milliseconds(50))
 }
 
-/// A token bucket per accessory, for ``PushRate``. Pure: time is an input.
+/// A token bucket per accessory, for ``RateLimit``. Pure: time is an input.
 ///
 /// A bucket that has filled up again is the same as none: full buckets are dropped whenever the
-/// table has doubled since the last time, so it holds at most twice the accessories that pushed
+/// table has doubled since the last time, so it holds at most twice the accessories that went
 /// within the last `burst` intervals (and at least room for `minimumTable`).
-public struct PushAllowance: Sendable {
-    public let rate: PushRate
+public struct RateAllowance: Sendable {
+    public let rate: RateLimit
 
     private struct Bucket: Sendable {
         var tokens: Int
@@ -32,11 +40,11 @@ public struct PushAllowance: Sendable {
     private var pruneAt = Self.minimumTable
     static let minimumTable = 64
 
-    public init(rate: PushRate = PushRate()) {
+    public init(rate: RateLimit) {
         self.rate = rate
     }
 
-    /// Whether `accessory` may push now; if so, the push is counted.
+    /// Whether `accessory` may go now; if so, it is counted.
     public mutating func take(for accessory: String, now: ContinuousClock.Instant) -> Bool {
         var bucket = refilled(buckets[accessory], now: now)
         guard bucket.tokens > 0 else {
@@ -53,6 +61,13 @@ public struct PushAllowance: Sendable {
             pruneAt = max(Self.minimumTable, 2 * buckets.count)
         }
         return true
+    }
+
+    /// How long until `accessory` may go again: zero when it may now. Counts nothing.
+    public func wait(for accessory: String, now: ContinuousClock.Instant) -> Duration {
+        let bucket = refilled(buckets[accessory], now: now)
+        guard bucket.tokens == 0 else { return .zero }
+        return rate.interval - (now - bucket.countedAt)
     }
 
     /// Accessories with a bucket in the table, full or not.

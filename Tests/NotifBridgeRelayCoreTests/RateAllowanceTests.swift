@@ -1,8 +1,8 @@
 import NotifBridgeRelayCore
 import Testing
 
-@Suite("The relay's push rate per accessory")
-struct PushAllowanceTests {
+@Suite("The relay's rates per accessory (pushes, posts)")
+struct RateAllowanceTests {
     /// A push by `accessory` at `at` after the start, and whether it may go.
     struct Step: Sendable, CustomStringConvertible {
         var at: Duration
@@ -11,7 +11,7 @@ struct PushAllowanceTests {
         var description: String { "\(accessory) at \(at): \(allowed ? "pushes" : "refused")" }
     }
 
-    static let rate = PushRate(burst: 3, interval: .seconds(1))
+    static let rate = RateLimit(burst: 3, interval: .seconds(1))
 
     @Test("Pushes against a burst of 3 and one more a second", arguments: [
         ("the burst goes at once, the one past it is refused", [
@@ -42,7 +42,7 @@ struct PushAllowanceTests {
         ("a steady push a second is never refused", (0..<10).map { Step(at: .seconds($0), allowed: true) }),
     ])
     func steps(_ name: String, _ steps: [Step]) {
-        var allowance = PushAllowance(rate: Self.rate)
+        var allowance = RateAllowance(rate: Self.rate)
         let start = ContinuousClock.now
         for step in steps {
             let allowed = allowance.take(for: step.accessory, now: start + step.at)
@@ -52,7 +52,7 @@ struct PushAllowanceTests {
 
     @Test("A wait of many more intervals than an Int counts refills the bucket without trapping")
     func tinyInterval() {
-        var allowance = PushAllowance(rate: PushRate(burst: 1, interval: Duration(secondsComponent: 0, attosecondsComponent: 1)))
+        var allowance = RateAllowance(rate: RateLimit(burst: 1, interval: Duration(secondsComponent: 0, attosecondsComponent: 1)))
         let start = ContinuousClock.now
         let first = allowance.take(for: "a", now: start)
         // 100 s is 10^20 attoseconds, past Int.max (about 9.2 × 10^18).
@@ -62,7 +62,7 @@ struct PushAllowanceTests {
 
     @Test("Full buckets leave the table: it holds twice the accessories pushing lately, or 64")
     func tableBound() {
-        var allowance = PushAllowance(rate: PushRate(burst: 1, interval: .seconds(1)))
+        var allowance = RateAllowance(rate: RateLimit(burst: 1, interval: .seconds(1)))
         let start = ContinuousClock.now
         // One push each, two seconds apart: every earlier bucket is full again.
         for index in 0..<1000 {
@@ -71,10 +71,26 @@ struct PushAllowanceTests {
             #expect(allowance.trackedAccessories <= 64)
         }
         // A thousand at one instant are all pushing lately: the table keeps them.
-        var burst = PushAllowance(rate: PushRate(burst: 1, interval: .seconds(1)))
+        var burst = RateAllowance(rate: RateLimit(burst: 1, interval: .seconds(1)))
         for index in 0..<1000 { _ = burst.take(for: "accessory-\(index)", now: start) }
         #expect(burst.trackedAccessories == 1000)
         let again = burst.take(for: "accessory-0", now: start)
         #expect(!again, "a bucket kept in a large table still counts")
+    }
+
+    @Test("How long until the next one: zero with a token left, the rest of the interval without, and counting nothing")
+    func wait() {
+        var allowance = RateAllowance(rate: Self.rate)
+        let start = ContinuousClock.now
+        #expect(allowance.wait(for: "a", now: start) == .zero, "an accessory never seen")
+        for _ in 0..<3 { _ = allowance.take(for: "a", now: start) }
+        #expect(allowance.wait(for: "a", now: start) == .seconds(1))
+        #expect(allowance.wait(for: "a", now: start + .milliseconds(400)) == .milliseconds(600))
+        #expect(allowance.wait(for: "a", now: start + .seconds(1) - .nanoseconds(1)) == .nanoseconds(1))
+        #expect(allowance.wait(for: "a", now: start + .seconds(1)) == .zero)
+        #expect(allowance.wait(for: "b", now: start) == .zero, "another accessory's bucket")
+        let taken = allowance.take(for: "a", now: start + .seconds(1))
+        #expect(taken, "asking how long took no token")
+        #expect(allowance.wait(for: "a", now: start + .milliseconds(1500)) == .milliseconds(500))
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NotifBridgeRelay
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeTestSupport
+import Testing
+
+/// The post rate per accessory (docs/PROTOCOL.md §11.4) on the live server: a post token whose
+/// accessory acknowledges everything never fills a queue, so the rate is what bounds it.
+@Suite("Relay post rate")
+struct PostRateTests {
+    @Test("the burst is taken, the post past it is refused with Retry-After and not stored; another accessory posts on")
+    func burst() async throws {
+        let directory = try TemporaryDirectory("relay-post-rate")
+        defer { directory.remove() }
+        let log = CapturedLog()
+        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 2, interval: .seconds(3600)))
+        try await RelayServerTests.withRelay(
+            at: directory.path + "/relay.sqlite", configuration: configuration, logger: Logger(label: "relay-test", factory: { _ in log })
+        ) { store, client in
+            try store.register(accessory: "watch-2", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+            #expect(try await RelayServerTests.post(client, [1]).status == .created)
+            #expect(try await RelayServerTests.post(client, [2]).status == .created)
+            let refused = try await RelayServerTests.post(client, [3])
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "3600", "an hour's interval, rounded up to whole seconds")
+            #expect(String(buffer: refused.body).contains("over the accessory's post rate"))
+            #expect(try store.queue(of: RelayServerTests.accessory) == .init(messages: 2, bytes: 2))
+            #expect(try await RelayServerTests.post(client, [4], to: "watch-2").status == .created)
+            #expect(log.messages(at: .notice).filter { $0 == "post refused: over the accessory's post rate" }.count == 1)
+        }
+    }
+
+    @Test("a refused post is counted before its body is read, and a wrong token is not counted at all")
+    func countedAfterAuthorization() async throws {
+        let directory = try TemporaryDirectory("relay-post-rate-auth")
+        defer { directory.remove() }
+        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 1, interval: .seconds(3600)))
+        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { _, client in
+            for _ in 0..<3 {
+                let stranger = try await RelayServerTests.post(client, [1], token: "nonsense")
+                #expect(stranger.status == .unauthorized)
+            }
+            let first = try await RelayServerTests.post(client, [1])
+            #expect(first.status == .created, "strangers spent none of the burst")
+            let tooLarge = try await RelayServerTests.post(client, [UInt8](repeating: 7, count: 300 * 1024))
+            #expect(tooLarge.status == .tooManyRequests)
+        }
+    }
+
+    @Test("once an interval has passed, the accessory may post again")
+    func refills() async throws {
+        let directory = try TemporaryDirectory("relay-post-rate-refill")
+        defer { directory.remove() }
+        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 1, interval: .milliseconds(300)))
+        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { _, client in
+            let first = try await RelayServerTests.post(client, [1])
+            #expect(first.status == .created)
+            let refused = try await RelayServerTests.post(client, [2])
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "1", "a wait under a second is said as 1")
+            try await Task.sleep(for: .milliseconds(400))
+            let again = try await RelayServerTests.post(client, [3])
+            #expect(again.status == .created)
+        }
+    }
+}
