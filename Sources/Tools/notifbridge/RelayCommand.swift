@@ -119,7 +119,7 @@ struct RelayCommand: AsyncParsableCommand {
             _ = try settings()
         }
 
-        /// The push rate and the store's limits from the options, or which option is out of bounds.
+        /// The push and post rates and the store's limits from the options, or which option is out of bounds.
         func settings() throws -> (pushRate: RateLimit, postRate: RateLimit, limits: RelayLimits) {
             do throws(RelaySettingError) {
                 return (
