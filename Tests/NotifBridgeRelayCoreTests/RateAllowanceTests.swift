@@ -93,4 +93,15 @@ struct RateAllowanceTests {
         #expect(taken, "asking how long took no token")
         #expect(allowance.wait(for: "a", now: start + .milliseconds(1500)) == .milliseconds(500))
     }
+
+    @Test("Retry-After: whole seconds rounded up, at least 1", arguments: [
+        (Duration.zero, 3_600), (.seconds(1), 3_599), (.milliseconds(1_001), 3_599), (.seconds(3_599), 1),
+        (.seconds(3_600) - .nanoseconds(1), 1), (.seconds(3_600), 1),
+    ])
+    func retryAfter(after elapsed: Duration, seconds: Int) {
+        var allowance = RateAllowance(rate: RateLimit(burst: 1, interval: .seconds(3_600)))
+        let start = ContinuousClock.now
+        _ = allowance.take(for: "a", now: start)
+        #expect(allowance.retryAfterSeconds(for: "a", now: start + elapsed) == seconds)
+    }
 }

@@ -34,18 +34,22 @@ final class ANCSRunner: Sendable {
     /// Rations what an iPhone's ANCS makes the daemon log: a peer sending garbage in a loop
     /// gets a share of lines and then a count, like a link's refusals.
     let gate: LogGate
-    private let feed: Mutex<ANCSFeed>
+    /// nil: the defaults, with the local time zone read when `run` starts.
+    private let configuration: ANCSFeed.Configuration?
+    /// Made when `run` starts, so that an accessory that never serves ANCS never reads its time
+    /// zone: Foundation maps ICU's time zone code for that, 2 MB of the daemon's resident memory.
+    private let feed = Mutex<ANCSFeed?>(nil)
 
     static let tickInterval = Duration.seconds(1)
 
-    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, gate: LogGate, configuration: ANCSFeed.Configuration = .init()) {
+    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, gate: LogGate, configuration: ANCSFeed.Configuration? = nil) {
         self.gate = gate
         self.store = store
         self.pipeline = pipeline
         self.registry = registry
         self.presenter = presenter
         self.logger = logger
-        feed = Mutex(ANCSFeed(configuration: configuration))
+        self.configuration = configuration
     }
 
     /// What the runner's one loop takes, in turn: port events, ticks and `respond` requests.
@@ -74,6 +78,10 @@ final class ANCSRunner: Sendable {
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
     func run(_ port: any ANCSPort) async {
+        let configuration = configuration ?? ANCSFeed.Configuration(timeZone: .current)
+        feed.withLock { feed in
+            if feed == nil { feed = ANCSFeed(configuration: configuration) }
+        }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
         inbox.withLock { $0.continuation = continuation }
         defer {
@@ -105,10 +113,10 @@ final class ANCSRunner: Sendable {
                     await handle(event, port: port)
                 case .tick:
                     let established = registry.newestEstablished() != nil
-                    await carryOut(feed.withLock { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }, port: port)
+                    await carryOut(withFeed { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }, port: port)
                 case .perform(let action, let identifier, let id):
                     let result: Result<Void, ANCSFeedError>
-                    switch feed.withLock({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
+                    switch withFeed({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
                     case .failure(let error):
                         result = .failure(error)
                     case .success(let actions):
@@ -122,6 +130,14 @@ final class ANCSRunner: Sendable {
         }
     }
 
+    /// The feed, which `run` has made: nothing reaches it but `run`'s loop.
+    private func withFeed<T>(_ body: (inout ANCSFeed) -> T) -> T {
+        feed.withLock { feed in
+            precondition(feed != nil, "the ANCS feed is used only while run runs")
+            return body(&feed!)
+        }
+    }
+
     private func handle(_ event: ANCSPortEvent, port: any ANCSPort) async {
         let actions: [ANCSFeed.Action]
         switch event {
@@ -129,8 +145,8 @@ final class ANCSRunner: Sendable {
             let exchangeID = UInt64.random(in: 1...UInt64.max)
             // Already serving a device (this one again, or another): the feed says which, and
             // no epoch is recorded for a connection it will not use.
-            if feed.withLock({ $0.device != nil }) {
-                actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
+            if withFeed({ $0.device != nil }) {
+                actions = withFeed { $0.connected(device, exchangeID: exchangeID, now: .now) }
                 break
             }
             do {
@@ -139,14 +155,14 @@ final class ANCSRunner: Sendable {
                 logger.error("cannot record the ANCS connection from \(device): \(error)")
                 return
             }
-            actions = feed.withLock { $0.connected(device, exchangeID: exchangeID, now: .now) }
+            actions = withFeed { $0.connected(device, exchangeID: exchangeID, now: .now) }
             gate.pass("ANCS", .connections) { presenter.present(.connected(peer: "\(device) (ANCS)")) }
         case .notificationSource(let device, let bytes):
-            actions = feed.withLock { $0.receivedNotificationSource(bytes, from: device, now: .now, date: Date()) }
+            actions = withFeed { $0.receivedNotificationSource(bytes, from: device, now: .now, date: Date()) }
         case .dataSource(let device, let bytes):
-            actions = feed.withLock { $0.receivedDataSource(bytes, from: device, now: .now, date: Date()) }
+            actions = withFeed { $0.receivedDataSource(bytes, from: device, now: .now, date: Date()) }
         case .gone(let device):
-            actions = feed.withLock { $0.disconnected(device) }
+            actions = withFeed { $0.disconnected(device) }
             if !actions.isEmpty { gate.pass("ANCS", .connections) { presenter.present(.disconnected(peer: "\(device) (ANCS)")) } }
         }
         await carryOut(actions, port: port)
@@ -177,7 +193,7 @@ final class ANCSRunner: Sendable {
                 do {
                     try await port.writeControlPoint(bytes, device: device)
                 } catch {
-                    let next = feed.withLock { $0.controlPointWriteFailed("\(error)", device: device, now: .now, date: Date()) }
+                    let next = withFeed { $0.controlPointWriteFailed("\(error)", device: device, now: .now, date: Date()) }
                     await carryOut(next, port: port)
                 }
             case .deliver(let events, let exchangeID):

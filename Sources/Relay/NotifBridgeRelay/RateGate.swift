@@ -14,11 +14,8 @@ final class RateGate: Sendable {
         allowance.withLock { $0.take(for: accessory, now: .now) }
     }
 
-    /// How long until `accessory` may go again, in whole seconds rounded up (at least 1): what an
-    /// HTTP `Retry-After` says.
+    /// Whole seconds until `accessory` may go again (at least 1), for `Retry-After`.
     func retryAfterSeconds(_ accessory: String) -> Int {
-        let wait = allowance.withLock { $0.wait(for: accessory, now: .now) }
-        let (seconds, attoseconds) = wait.components
-        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+        allowance.withLock { $0.retryAfterSeconds(for: accessory, now: .now) }
     }
 }

@@ -70,6 +70,13 @@ public struct RateAllowance: Sendable {
         return rate.interval - (now - bucket.countedAt)
     }
 
+    /// `wait(for:now:)` in whole seconds, rounded up and at least 1: what an HTTP `Retry-After`
+    /// says to a refused accessory.
+    public func retryAfterSeconds(for accessory: String, now: ContinuousClock.Instant) -> Int {
+        let (seconds, attoseconds) = wait(for: accessory, now: now).components
+        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+    }
+
     /// Accessories with a bucket in the table, full or not.
     public var trackedAccessories: Int { buckets.count }
 
