@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func performChecksTheIdentifierAndTheConnection() {
-        var feed = ANCSFeed(configuration: .init(timeZone: TimeZone(identifier: "UTC")!))
+        var feed = ANCSFeed()
         #expect(feed.perform(.positive, identifier: "ancs:1", now: .now, date: Self.date) == .failure(.notConnected))
         _ = feed.connected(Self.device, exchangeID: 1, now: .now)
         #expect(feed.perform(.positive, identifier: "0F2A-UUID", now: .now, date: Self.date) == .failure(.notANCS("0F2A-UUID")))

@@ -78,7 +78,8 @@ final class ANCSRunner: Sendable {
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
     func run(_ port: any ANCSPort) async {
-        let configuration = configuration ?? ANCSFeed.Configuration(timeZone: .current)
+        // The defaults read the local time zone: here, not before.
+        let configuration = configuration ?? ANCSFeed.Configuration()
         feed.withLock { feed in
             if feed == nil { feed = ANCSFeed(configuration: configuration) }
         }

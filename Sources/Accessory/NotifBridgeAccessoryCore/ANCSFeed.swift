@@ -21,11 +21,10 @@ public struct ANCSFeed: Sendable {
         public var client: ANCSClient.Limits
         /// Quiet after the last pre-existing announcement before catch-up is taken as complete.
         public var catchUpQuiet: Duration
-        /// The iPhone's time zone, for ANCS dates (they carry none): the accessory's local one,
-        /// read by the caller (the core reads no environment).
+        /// The iPhone's time zone, for ANCS dates (they carry none).
         public var timeZone: TimeZone
 
-        public init(client: ANCSClient.Limits = .init(), catchUpQuiet: Duration = .seconds(3), timeZone: TimeZone) {
+        public init(client: ANCSClient.Limits = .init(), catchUpQuiet: Duration = .seconds(3), timeZone: TimeZone = .current) {
             self.client = client
             self.catchUpQuiet = catchUpQuiet
             self.timeZone = timeZone
@@ -66,7 +65,7 @@ public struct ANCSFeed: Sendable {
     /// An AccessoryNotifications session is established: ANCS is set aside.
     public private(set) var yielding = false
 
-    public init(configuration: Configuration) {
+    public init(configuration: Configuration = .init()) {
         self.configuration = configuration
     }
 
