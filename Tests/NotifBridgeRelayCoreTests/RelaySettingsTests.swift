@@ -62,8 +62,7 @@ struct RelaySettingsTests {
         let limits = RelayLimits()
         for rate in [RateLimit.pushes, .posts] {
             #expect(RelaySettings.rateBurst.contains(rate.burst))
-            let seconds = Double(rate.interval.components.seconds) + Double(rate.interval.components.attoseconds) / 1e18
-            #expect(RelaySettings.rateIntervalSeconds.contains(seconds))
+            #expect(RelaySettings.rateIntervalSeconds.contains(rate.interval / .seconds(1)))
         }
         #expect(RelaySettings.queuedMessages.contains(limits.maxQueuedMessages))
         #expect(RelaySettings.queuedBytes.contains(limits.maxQueuedBytes))

@@ -14,8 +14,12 @@ final class RateGate: Sendable {
         allowance.withLock { $0.take(for: accessory, now: .now) }
     }
 
-    /// Whole seconds until `accessory` may go again (at least 1), for `Retry-After`.
-    func retryAfterSeconds(_ accessory: String) -> Int {
-        allowance.withLock { $0.retryAfterSeconds(for: accessory, now: .now) }
+    /// nil when `accessory` may go now (and it is counted); otherwise the whole seconds until it
+    /// may go again (at least 1), for `Retry-After`. One lock and one instant for both answers.
+    func admit(_ accessory: String) -> Int? {
+        allowance.withLock { allowance in
+            let now = ContinuousClock.now
+            return allowance.take(for: accessory, now: now) ? nil : allowance.retryAfterSeconds(for: accessory, now: now)
+        }
     }
 }

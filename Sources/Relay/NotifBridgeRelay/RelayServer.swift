@@ -143,8 +143,7 @@ public struct RelayServer: Sendable {
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
         guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
         // Counted before the body is read, so that a refused post costs the relay nothing more.
-        guard posts.allows(id) else {
-            let seconds = posts.retryAfterSeconds(id)
+        if let seconds = posts.admit(id) {
             gate.pass(id) {
                 logger.notice("post refused: over the accessory's post rate", metadata: ["accessory": "\(id)", "retry after": "\(seconds)"])
             }

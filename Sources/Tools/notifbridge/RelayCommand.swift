@@ -82,11 +82,11 @@ struct RelayCommand: AsyncParsableCommand {
         @Option(help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.rateBurst)); a push past them is answered \"try later\".")
         var pushBurst = RateLimit.pushes.burst
         @Option(help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
-        var pushInterval = RateLimit.pushes.interval.seconds
+        var pushInterval = RateLimit.pushes.interval / .seconds(1)
         @Option(help: "Posts that one accessory may take at once (\(RelaySettings.rateBurst)); a post past them is refused with 429 and Retry-After.")
         var postBurst = RateLimit.posts.burst
         @Option(help: "Seconds until one more post is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
-        var postInterval = RateLimit.posts.interval.seconds
+        var postInterval = RateLimit.posts.interval / .seconds(1)
         @Option(help: ArgumentHelp(
             "Messages that may wait for one accessory (\(RelaySettings.queuedMessages)); a post past them is refused with 429.",
             discussion: "Instances sharing a PostgreSQL database should be given the same queue limits and time to live: each checks its own."
@@ -213,12 +213,5 @@ struct RelayCommand: AsyncParsableCommand {
             }
             print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
         }
-    }
-}
-
-private extension Duration {
-    /// Whole and fractional seconds, for an option's default.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
