@@ -74,7 +74,9 @@ peak_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 # RSS split: private (anonymous, including copied-on-write pages) and mapped from files (the
 # binary's and the libraries' code and read-only data: clean, dropped and read again under
 # memory pressure).
-rss_parts() { awk '/^RssAnon/ { anon = $2 } /^RssFile/ { file = $2 } END { printf "%d MB private, %d MB mapped from files", anon / 1024, file / 1024 }' "/proc/$1/status"; }
+rss_parts() { awk '/^RssAnon/ { anon = $2 } /^RssFile/ { file = $2 } END { printf "%.1f MiB private, %.1f MiB mapped from files", anon / 1024, file / 1024 }' "/proc/$1/status"; }
+# kB as MiB to a tenth, so that a figure near a line (issue 10's 40 MB) is not rounded down to it.
+mib() { awk -v kb="$1" 'BEGIN { printf "%.1f MiB", kb / 1024 }'; }
 # Each thread of process $1 with its voluntary context switches (each one a sleep and a wake-up
 # again): "tid name count" lines. The name's spaces become underscores.
 switches() {
@@ -125,12 +127,12 @@ awk -v n="${acknowledged:-0}" 'NR == FNR { before[$1] = $3; next }
         for (name in woken) if (woken[name] > 0) parts = parts sprintf("%s%s %.2f", parts == "" ? "" : ", ", name, woken[name] / n)
         printf "accessory thread wake-ups: %.2f per notification (%s)\n", total / n, parts
     }' <(echo "$switches_before") <(echo "$switches_after")
-echo "accessory RSS: $(( $(rss_kb "$accessory") / 1024 )) MB now ($(rss_parts "$accessory")), $(( $(peak_kb "$accessory") / 1024 )) MB peak"
+echo "accessory RSS: $(mib "$(rss_kb "$accessory")") now ($(rss_parts "$accessory")), $(mib "$(peak_kb "$accessory")") peak"
 
 if [[ $restart == 1 ]]; then
     kill "$accessory"; wait "$accessory" 2>/dev/null || true
     start_accessory
-    echo "after a restart with $acknowledged stored: RSS $(( $(rss_kb "$accessory") / 1024 )) MB listening ($(rss_parts "$accessory"))"
+    echo "after a restart with $acknowledged stored: RSS $(mib "$(rss_kb "$accessory")") listening ($(rss_parts "$accessory"))"
     "$bin" phone load --port "$port" --count 1 >/dev/null
-    echo "after a restart with $acknowledged stored: RSS $(( $(rss_kb "$accessory") / 1024 )) MB after one more ($(rss_parts "$accessory")), $(( $(peak_kb "$accessory") / 1024 )) MB peak"
+    echo "after a restart with $acknowledged stored: RSS $(mib "$(rss_kb "$accessory")") after one more ($(rss_parts "$accessory")), $(mib "$(peak_kb "$accessory")") peak"
 fi

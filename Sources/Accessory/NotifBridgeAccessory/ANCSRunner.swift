@@ -34,22 +34,19 @@ final class ANCSRunner: Sendable {
     /// Rations what an iPhone's ANCS makes the daemon log: a peer sending garbage in a loop
     /// gets a share of lines and then a count, like a link's refusals.
     let gate: LogGate
-    /// nil: the defaults, with the local time zone read when `run` starts.
-    private let configuration: ANCSFeed.Configuration?
     /// Made when `run` starts, so that an accessory that never serves ANCS never reads its time
     /// zone: Foundation maps ICU's time zone code for that, 2 MB of the daemon's resident memory.
     private let feed = Mutex<ANCSFeed?>(nil)
 
     static let tickInterval = Duration.seconds(1)
 
-    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, gate: LogGate, configuration: ANCSFeed.Configuration? = nil) {
+    init(store: AccessoryStore, pipeline: AlertPipeline, registry: ConnectionRegistry, presenter: any Presenter, logger: Logger, gate: LogGate) {
         self.gate = gate
         self.store = store
         self.pipeline = pipeline
         self.registry = registry
         self.presenter = presenter
         self.logger = logger
-        self.configuration = configuration
     }
 
     /// What the runner's one loop takes, in turn: port events, ticks and `respond` requests.
@@ -78,10 +75,9 @@ final class ANCSRunner: Sendable {
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
     func run(_ port: any ANCSPort) async {
-        // The defaults read the local time zone: here, not before.
-        let configuration = configuration ?? ANCSFeed.Configuration()
+        // The default configuration reads the local time zone: here, not before.
         feed.withLock { feed in
-            if feed == nil { feed = ANCSFeed(configuration: configuration) }
+            if feed == nil { feed = ANCSFeed(configuration: ANCSFeed.Configuration()) }
         }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
         inbox.withLock { $0.continuation = continuation }

@@ -62,7 +62,6 @@ public enum RelayAdmission {
         guard queue.bytes + length <= limits.maxQueuedBytes else {
             throw RelayError(.queueFull, "\(queue.bytes) bytes already wait for this accessory; \(length) more is over \(limits.maxQueuedBytes)")
         }
-        let seconds = Double(limits.timeToLive.components.seconds) + Double(limits.timeToLive.components.attoseconds) / 1e18
-        return now.addingTimeInterval(seconds)
+        return now.addingTimeInterval(limits.timeToLive / .seconds(1))
     }
 }
