@@ -15,13 +15,8 @@ import Testing
 struct PostRateTests {
     @Test("the burst is taken, the post past it is refused with Retry-After and not stored; another accessory posts on")
     func burst() async throws {
-        let directory = try TemporaryDirectory("relay-post-rate")
-        defer { directory.remove() }
         let log = CapturedLog()
-        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 2, interval: .seconds(3600)))
-        try await RelayServerTests.withRelay(
-            at: directory.path + "/relay.sqlite", configuration: configuration, logger: Logger(label: "relay-test", factory: { _ in log })
-        ) { store, client in
+        try await withRelay(postRate: RateLimit(burst: 2, interval: .seconds(3600)), logger: Logger(label: "relay-test", factory: { _ in log })) { store, client in
             try store.register(accessory: "watch-2", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
             #expect(try await RelayServerTests.post(client, [1]).status == .created)
             #expect(try await RelayServerTests.post(client, [2]).status == .created)
@@ -38,10 +33,7 @@ struct PostRateTests {
 
     @Test("a refused post is counted before its body is read, and a wrong token is not counted at all")
     func countedAfterAuthorization() async throws {
-        let directory = try TemporaryDirectory("relay-post-rate-auth")
-        defer { directory.remove() }
-        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 1, interval: .seconds(3600)))
-        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { _, client in
+        try await withRelay(postRate: RateLimit(burst: 1, interval: .seconds(3600))) { _, client in
             for _ in 0..<3 {
                 let stranger = try await RelayServerTests.post(client, [1], token: "nonsense")
                 #expect(stranger.status == .unauthorized)
@@ -55,15 +47,24 @@ struct PostRateTests {
 
     @Test("once an interval has passed, the accessory may post again")
     func refills() async throws {
-        let directory = try TemporaryDirectory("relay-post-rate-refill")
-        defer { directory.remove() }
-        let configuration = RelayServer.Configuration(port: 0, postRate: RateLimit(burst: 1, interval: .milliseconds(1)))
-        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { _, client in
+        try await withRelay(postRate: RateLimit(burst: 1, interval: .milliseconds(1))) { _, client in
             let first = try await RelayServerTests.post(client, [1])
             #expect(first.status == .created)
             try await Task.sleep(for: .milliseconds(20))
             let again = try await RelayServerTests.post(client, [2])
             #expect(again.status == .created, "a burst of one, refilled")
         }
+    }
+
+    /// A live relay in a fresh directory whose accessories may post at `postRate`.
+    private func withRelay(
+        postRate: RateLimit,
+        logger: Logger = Logger(label: "relay-test"),
+        _ body: @Sendable (RelayStore, any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let directory = try TemporaryDirectory("relay-post-rate")
+        defer { directory.remove() }
+        let configuration = RelayServer.Configuration(port: 0, postRate: postRate)
+        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration, logger: logger, body)
     }
 }
