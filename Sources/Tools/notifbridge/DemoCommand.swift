@@ -78,6 +78,9 @@ final class AccessoryProcess: Sendable {
             var buffer = Data()
             while case let data = handle.availableData, !data.isEmpty {
                 buffer.append(data)
+                // The lines of one read go out in one write, so that the simulated iPhone's lines
+                // do not land inside a notification the accessory wrote as one.
+                var shown = ""
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex...newline)
@@ -85,8 +88,9 @@ final class AccessoryProcess: Sendable {
                         self.port.withLock { $0 = port }
                     }
                     // The accessory already made peer text safe; this keeps the relay safe even so.
-                    FileHandle.standardOutput.write(Data(("  accessory │ " + terminalSafe(line) + "\n").utf8))
+                    shown += "  accessory │ " + terminalSafe(line) + "\n"
                 }
+                if !shown.isEmpty { FileHandle.standardOutput.write(Data(shown.utf8)) }
             }
         }
         thread.start()
