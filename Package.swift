@@ -311,7 +311,7 @@ let package = Package(
         // Golden vectors: written by `notifbridge vectors`, read by the tests.
         .target(
             name: "NotifBridgeVectors",
-            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire"],
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/Tools/NotifBridgeVectors",
             swiftSettings: swiftSettings
         ),

@@ -43,6 +43,13 @@ struct GoldenVectorTests {
             let plaintext = try FeatureCipher.open(Data(hex: message.ciphertext), using: keys.key(for: direction))
             #expect(plaintext.hex == message.plaintext, "\(message.summary)")
         }
+        for message in exchange.messages {
+            let plaintext = Data(hex: message.plaintext)
+            let decoded = message.direction == Direction.hostToAccessory.rawValue
+                ? try DecodedJSON(WireCodec.decode(HostEvent.self, from: plaintext))
+                : try DecodedJSON(WireCodec.decode(AccessoryEvent.self, from: plaintext))
+            #expect(decoded == message.decoded, "\(message.summary): the file's decoded form is its plaintext's")
+        }
         let first = try WireCodec.decode(HostEvent.self, from: Data(hex: exchange.messages[0].plaintext))
         #expect(first.sequence == 1)
         #expect(first.add.notification.title == "Anna Schmidt")

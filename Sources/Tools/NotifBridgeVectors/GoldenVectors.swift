@@ -33,6 +33,8 @@ public enum GoldenVectors {
         public var summary: String
         public var ciphertext: String
         public var plaintext: String
+        /// `plaintext` parsed (a HostEvent or an AccessoryEvent), in proto3 JSON.
+        public var decoded: DecodedJSON
     }
 
     public struct Framing: Codable, Sendable {
@@ -70,7 +72,13 @@ public enum GoldenVectors {
             event.event = try DataProvider.event(for: operation, now: fixedDate)
             let plaintext = WireCodec.encode(event)
             let ciphertext = try FeatureCipher.seal(plaintext, using: keys.hostToAccessory)
-            messages.append(Message(direction: Direction.hostToAccessory.rawValue, summary: "\(operation.summaryLine) #\(sequence)", ciphertext: hexString(ciphertext), plaintext: hexString(plaintext)))
+            messages.append(Message(
+                direction: Direction.hostToAccessory.rawValue,
+                summary: "\(operation.summaryLine) #\(sequence)",
+                ciphertext: hexString(ciphertext),
+                plaintext: hexString(plaintext),
+                decoded: try DecodedJSON(event)
+            ))
         }
         var receipt = AccessoryEvent()
         receipt.sequence = 1
@@ -85,7 +93,8 @@ public enum GoldenVectors {
             direction: Direction.accessoryToHost.rawValue,
             summary: "receipt for #1",
             ciphertext: hexString(try FeatureCipher.seal(receiptBytes, using: keys.accessoryToHost)),
-            plaintext: hexString(receiptBytes)
+            plaintext: hexString(receiptBytes),
+            decoded: try DecodedJSON(receipt)
         ))
         return Exchange(
             suite: sender.parameters.cipherSuite,
