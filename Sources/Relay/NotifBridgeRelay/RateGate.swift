@@ -11,7 +11,7 @@ final class RateGate: Sendable {
 
     /// Whether `accessory` may go now; if so, it is counted.
     func allows(_ accessory: String) -> Bool {
-        allowance.withLock { $0.take(for: accessory, now: .now) }
+        admit(accessory) == nil
     }
 
     /// nil when `accessory` may go now (and it is counted); otherwise the whole seconds until it
