@@ -17,10 +17,11 @@
 # --restart also restarts the accessory on the filled store and reports its RSS once it listens
 # and after one more notification (the "RSS after a restart with N stored" figure).
 # The state directory goes under $TMPDIR (default /var/tmp, a real disk: tmpfs has no fsync cost).
-# NB_BIN runs another build of notifbridge (a copy of an earlier one, to compare two builds
+# NB_BIN runs another build of notifbridge, as it is, without building (a copy of an earlier one, to compare two builds
 # run by run on the same machine state).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/accessory.sh
 
 count=20000 rate=3000 group=1 busy=0 restart=0 keep="" retain="" window=3
 usage() { echo "usage: $0 [--count N] [--rate R] [--group N] [--retain N] [--commit-window MS] [--busy] [--restart] [--keep DIR]" >&2; exit 2; }
@@ -49,7 +50,8 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-swift build -c release --product notifbridge >/dev/null
+# NB_BIN is taken as it is: no build.
+[[ -n ${NB_BIN:-} ]] || swift build -c release --product notifbridge >/dev/null
 bin=${NB_BIN:-.build/release/notifbridge}
 state=${keep:-$(mktemp -d "${TMPDIR:-/var/tmp}/nb-load.XXXXXX")}
 if [[ -n "$retain" ]]; then
@@ -86,22 +88,10 @@ switches() {
     done
 }
 
-# Whether a socket listens on TCP port $1, from the kernel's table: a test connection would run
-# the accessory's connection code, and the RSS measured after a restart would count it.
-listening() {
-    awk -v port=":$(printf '%04X' "$1")" 'substr($2, length($2) - 4) == port && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
 start_accessory() {
     "$bin" accessory --state "$state" --port "$port" --commit-window "$window" >"$state.log" 2>&1 &
     accessory=$!
-    for _ in $(seq 100); do
-        listening "$port" && return 0
-        sleep 0.1
-    done
-    echo "the accessory did not start; its log:" >&2
-    cat "$state.log" >&2
-    exit 1
+    wait_listening "$port" "$state.log"
 }
 
 start_accessory

@@ -10,6 +10,7 @@
 # --keep writes perf's data to FILE (for `perf report -i FILE`) instead of a temporary file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/accessory.sh
 
 count=20000 rate=3000 keep=""
 while [[ $# -gt 0 ]]; do
@@ -22,7 +23,8 @@ while [[ $# -gt 0 ]]; do
 done
 command -v perf >/dev/null || { echo "perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
 
-swift build -c release --product notifbridge >/dev/null
+# NB_BIN is taken as it is: no build.
+[[ -n ${NB_BIN:-} ]] || swift build -c release --product notifbridge >/dev/null
 bin=${NB_BIN:-.build/release/notifbridge}
 state=$(mktemp -d "${TMPDIR:-/var/tmp}/nb-profile.XXXXXX")
 data=${keep:-$state.perf}
@@ -40,10 +42,7 @@ trap cleanup EXIT
 
 "$bin" accessory --state "$state" --port "$port" >"$state.log" 2>&1 &
 accessory=$!
-for _ in $(seq 100); do
-    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
+wait_listening "$port" "$state.log"
 perf record -q -F "$frequency" -e cpu-clock --call-graph dwarf,16384 -p "$accessory" -o "$data" 2>/dev/null &
 recorder=$!
 sleep 0.5
