@@ -17,8 +17,8 @@
 # --restart also restarts the accessory on the filled store and reports its RSS once it listens
 # and after one more notification (the "RSS after a restart with N stored" figure).
 # The state directory goes under $TMPDIR (default /var/tmp, a real disk: tmpfs has no fsync cost).
-# NB_BIN runs another build of notifbridge, as it is, without building (a copy of an earlier one, to compare two builds
-# run by run on the same machine state).
+# NB_BIN runs another build of notifbridge as it is, without building (a copy of an earlier one,
+# to compare two builds run by run on the same machine state).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/accessory.sh
