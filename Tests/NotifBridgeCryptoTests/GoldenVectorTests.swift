@@ -101,4 +101,19 @@ struct GoldenVectorTests {
         }
         #expect(sequences == Array(1...UInt64(sequences.count)))
     }
+
+    /// Regenerating the file changes the exchange ID, and the document quotes it with its bytes.
+    @Test("docs/PROTOCOL.md §4.2 quotes the X-Wing vector's exchange ID and its KeyConfirm bytes")
+    func exchangeIDExample() throws {
+        let exchange = try #require(Self.exchanges.first { $0.suite == "XWing" })
+        var message = LinkMessage()
+        message.keyConfirm = .with { $0.exchangeID = UInt64(exchange.exchangeID, radix: 16) ?? 0 }
+        let bytes = WireCodec.encode(message).map { String(format: "%02x", $0) }.joined(separator: " ")
+        let document = try String(
+            contentsOf: TestVectors.directory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"),
+            encoding: .utf8
+        )
+        let text = document.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(text.contains("the X-Wing vector's `\(exchange.exchangeID)` is the LinkMessage `\(bytes)`"), "§4.2 should quote \(exchange.exchangeID) as \(bytes)")
+    }
 }
