@@ -53,6 +53,14 @@ struct AccessoryBehaviourTests {
                 return
             }
             #expect(try accessory.daemon.store.notification(source: source, id: "m1")?.removed == true)
+            // Presented as it is stored now, removed (JSON output's "removed" said false).
+            try await accessory.presenter.waitFor("m1 presented as removed") {
+                if case .notification(let record, .removed) = $0 { record.notificationIdentifier == "m1" } else { false }
+            }
+            let presentedRemoval = accessory.presenter.all.compactMap {
+                if case .notification(let record, .removed) = $0, record.notificationIdentifier == "m1" { record } else { nil }
+            }
+            #expect(presentedRemoval.map(\.removed) == [true])
 
             // Clear asks the phone to remove it (session.removeNotifications).
             #expect(try await ControlClient.send(ControlRequest(op: .clear, source: source, id: "m2"), socketPath: socket).ok)

@@ -37,6 +37,11 @@ struct PolicyFileTests {
         #expect(try PolicyFile.parse(Data("{}".utf8)) == .default)
     }
 
+    @Test("A display at its bounds is taken", arguments: ["1x1", "1000x1000"])
+    func displayBounds(spec: String) throws {
+        #expect(try PolicyFile.parse(Data(#"{"display": "\#(spec)"}"#.utf8)).display == spec)
+    }
+
     @Test("Mistakes are named", arguments: [
         (#"{"quietHour": {}}"#, "unknown key \"quietHour\""),
         (#"{"quietHours": {"start": "22:00", "end": "7:00"}}"#, "quietHours.end"),
@@ -49,6 +54,10 @@ struct PolicyFileTests {
         (#"{"hook": {"command": []}}"#, "hook.command"),
         (#"{"silentMode": "yes"}"#, "silentMode"),
         (#"[]"#, "not a JSON object"),
+        (#"{,}"#, "is not valid JSON"),
+        (#"{"display": "4by32"}"#, "display: \"4by32\" is not LINESxCOLUMNS"),
+        (#"{"display": "0x32"}"#, "display: \"0x32\" is not LINESxCOLUMNS"),
+        (#"{"display": "4x1001"}"#, "each 1...1000"),
     ])
     func mistakes(json: String, expected: String) {
         do {

@@ -140,8 +140,9 @@ public struct ControlService: Sendable {
             return .failure(reason.description)
         case .success:
             if request.op == .dismiss || request.op == .clear {
-                if (try? store.removeLocally(source: source, id: id, now: Date())) == true {
-                    presenter.present(.notification(record, change: .removed))
+                // Presented as stored now (removed), not as it was read before the request.
+                if (try? store.removeLocally(source: source, id: id, now: Date())) == true, let removed = try? store.notification(source: source, id: id) {
+                    presenter.present(.notification(removed, change: .removed))
                 }
             }
             logger.info("sent \(request.op.rawValue) for \(source)/\(id) to the iPhone")

@@ -1,5 +1,6 @@
 import Foundation
 import NotifBridgeAccessoryCore
+import NotifBridgeDisplay
 import NotifBridgeStore
 
 /// The accessory's settings file (JSON), read once at start. Every key is optional; unknown keys
@@ -68,6 +69,13 @@ public struct PolicyFile: Codable, Sendable, Hashable {
             throw DecodingError.dataCorruptedError(forKey: .retention, in: container, debugDescription: "retention limits must be positive")
         }
         display = try container.decodeIfPresent(String.self, forKey: .display)
+        // Checked here, so that `notifbridge policy` refuses what the accessory would.
+        if let display, DisplayProfile(spec: display) == nil {
+            throw DecodingError.dataCorruptedError(
+                forKey: .display, in: container,
+                debugDescription: "\"\(display)\" is not LINESxCOLUMNS, e.g. 4x32 (each 1...\(DisplayProfile.maximumDimension))"
+            )
+        }
         hook = try container.decodeIfPresent(HookSettings.self, forKey: .hook)
         desktopNotifications = try container.decodeIfPresent(Bool.self, forKey: .desktopNotifications) ?? false
     }
@@ -107,8 +115,12 @@ public struct PolicyFile: Codable, Sendable, Hashable {
     }
 
     public static func parse(_ data: Data, path: String = "<inline>") throws -> PolicyFile {
-        guard let top = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw Invalid(path: path, reason: "is not a JSON object")
+        let parsed: Any
+        do { parsed = try JSONSerialization.jsonObject(with: data) } catch {
+            throw Invalid(path: path, reason: "is not valid JSON (\((error as NSError).localizedDescription))")
+        }
+        guard let top = parsed as? [String: Any] else {
+            throw Invalid(path: path, reason: "is not a JSON object ({…} at the top)")
         }
         try checkKeys(top, at: "", path: path)
         for (key, value) in top {

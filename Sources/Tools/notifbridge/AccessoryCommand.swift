@@ -93,6 +93,7 @@ struct AccessoryCommand: AsyncParsableCommand {
     ))
     var dashboard: DashboardAddress?
 
+    @Flag(help: .hidden) var exitWithParent = false
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -171,6 +172,10 @@ struct AccessoryCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let dashboard, let hub {
             services.append(.init(service: try dashboardService(dashboard, daemon: daemon, hub: hub, logger: logger)))
+        }
+        if exitWithParent {
+            // Last, so that it is the first told to stop.
+            services.append(.init(service: ParentWatch(parent: getppid()), successTerminationBehavior: .gracefullyShutdownGroup))
         }
         var group = ServiceGroupConfiguration(services: services, logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
@@ -360,6 +365,24 @@ enum RelayCredentials {
             try RelayAccessoryID.validate(id)
         } catch {
             throw CommandFailure("--relay-id \(id.debugDescription): \(error.detail)")
+        }
+    }
+}
+
+/// Stops the accessory gracefully once the process that started it is gone (the demo's
+/// accessory, `--exit-with-parent`): a demo killed without the chance to stop its child leaves
+/// no accessory listening. Linux hands an orphan to another parent, so a changed parent ID is
+/// the sign.
+struct ParentWatch: Service {
+    let parent: pid_t
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while getppid() == parent { try await Task.sleep(for: .milliseconds(250)) }
+            }
+        } catch is CancellationError {
+            return
         }
     }
 }

@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NotifBridgeAccessory
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeFixtures
 import NotifBridgeHost
 import NotifBridgeHostCore
 import Synchronization
+import UnixSignals
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,8 +29,22 @@ struct DemoCommand: AsyncParsableCommand {
         printer.line("starting an accessory process (\(suite.rawValue)) with a temporary store in \(stateDirectory)")
         let accessory = try AccessoryProcess.start(arguments: [
             "accessory", "--state", stateDirectory, "--port", "0", "--suite", suite.rawValue.lowercased(), "--log-level", common.logLevel.rawValue,
+            "--exit-with-parent",
         ])
         defer { accessory.stop() }
+        // Ctrl-C, SIGTERM (timeout, kill) or a closed terminal: stop the accessory and remove its
+        // store and key before exiting, which the defers above cannot do for a signal. A SIGKILL
+        // leaves the directory; the accessory then stops by itself (--exit-with-parent).
+        let interrupted = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup) {
+                accessory.stop()
+                try? await accessory.waitForExit()
+                try? FileManager.default.removeItem(atPath: stateDirectory)
+                printer.line("stopped by \(signal): the accessory process has exited and its temporary store is removed")
+                Foundation.exit(128 + signal.rawValue)
+            }
+        }
+        defer { interrupted.cancel() }
         let port = try await accessory.waitForPort()
         printer.line("accessory process \(accessory.pid) listens on 127.0.0.1:\(port); connecting as the iPhone")
 
@@ -90,7 +106,7 @@ final class AccessoryProcess: Sendable {
                     // The accessory already made peer text safe; this keeps the relay safe even so.
                     shown += "  accessory │ " + terminalSafe(line) + "\n"
                 }
-                if !shown.isEmpty { FileHandle.standardOutput.write(Data(shown.utf8)) }
+                if !shown.isEmpty { LineWriter().write(text: shown) }
             }
         }
         thread.start()

@@ -20,6 +20,9 @@ struct NotifBridgeCommand: AsyncParsableCommand {
     /// 3,000 notifications/s. A task that blocks (a store commit's fsync) now holds up that loop's
     /// sockets for as long, as it held up one of the pool's threads before.
     static func main() async {
+        // A closed pipe is an error to handle where it happens (the reader of the accessory's
+        // output exits, a hook skips its input), not a signal that ends the whole process.
+        signal(SIGPIPE, SIG_IGN)
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try parseAsRoot()

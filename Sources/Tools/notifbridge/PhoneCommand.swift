@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifBridgeAccessory
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeHost
@@ -186,7 +187,7 @@ struct Forward: AsyncParsableCommand {
         }
         printer.line(summary.description)
         try target.saveInternetPairing(from: session)
-        if summary.acknowledged < summary.sent { throw ExitCode(1) }
+        if summary.acknowledged < summary.sent || summary.notStored > 0 { throw ExitCode(1) }
     }
 
     /// Over the internet each event is sealed, saved and posted; the receipts would come back as
@@ -236,8 +237,12 @@ struct Forward: AsyncParsableCommand {
 struct ForwardSummary: CustomStringConvertible, Sendable {
     var sent = 0
     var acknowledged = 0
+    /// Acknowledged with `stored: false`: refused, stale or a duplicate.
+    var notStored = 0
     var alerted = 0
-    var description: String { "\(sent) forwarded, \(acknowledged) acknowledged, \(alerted) alerted" }
+    var description: String {
+        "\(sent) forwarded, \(acknowledged) acknowledged\(notStored > 0 ? " (\(notStored) not stored)" : ""), \(alerted) alerted"
+    }
 }
 
 /// Establishes, forwards each operation in order, and waits for every receipt.
@@ -256,7 +261,10 @@ func forward(_ operations: [HostOperation], over connection: HostClient, printer
         let deadline = ContinuousClock.now + .seconds(linger)
         while ContinuousClock.now < deadline, (try? await connection.nextEvent(timeout: deadline - .now)) != nil {}
     }
-    return ForwardSummary(sent: sequences.count, acknowledged: receipts.count, alerted: receipts.values.filter(\.alerted).count)
+    return ForwardSummary(
+        sent: sequences.count, acknowledged: receipts.count, notStored: receipts.values.filter { !$0.stored }.count,
+        alerted: receipts.values.filter(\.alerted).count
+    )
 }
 
 /// Prints the simulated iPhone's side, as the platform would report it.
@@ -264,7 +272,7 @@ struct PhonePrinter: Sendable {
     var prefix = "phone │ "
 
     func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((prefix + text + "\n").utf8))
+        LineWriter().write(prefix + text)
     }
 
     /// The accessory's text is a peer's: one field at a time through `terminalSafe`.
@@ -277,7 +285,7 @@ struct PhonePrinter: Sendable {
         case .established(let id, let suite, let resumed):
             line("\(resumed ? "resumed" : "completed") \(suite) key exchange \(exchangeHex(id))")
         case .receipt(let sequence, let stored, let alerted):
-            line("receipt #\(sequence): \(stored ? "stored" : "not stored (duplicate or stale)")\(alerted ? ", alerted → addNotification returns true" : "")")
+            line("receipt #\(sequence): \(stored ? "stored" : "not stored (refused, stale or a duplicate; an error above says if it was refused)")\(alerted ? ", alerted → addNotification returns true" : "")")
         case .response(let source, let id, let action, let text):
             line("NotificationResponse(source: \(safe(source)), notification: \(safe(id)), action: \(safe(action))\(text.map { ", text: \"\(safe($0))\"" } ?? ""))")
         case .removeOnPhone(let ids):

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NIOSSL
+import NotifBridgeAccessory
 import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayPostgres
@@ -155,7 +156,7 @@ struct RelayCommand: AsyncParsableCommand {
             try await state.withStore(logger: logger, limits: limits) { store in
                 let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
                 try await server.run { port in
-                    FileHandle.standardOutput.write(Data("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")\n".utf8))
+                    LineWriter().write("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")")
                 }
             }
             try await apns?.shutdown()

@@ -1,0 +1,64 @@
+import Foundation
+import NotifBridgeHost
+import NotifBridgeHostCore
+import NotifBridgeTestSupport
+import Testing
+
+/// The `notifbridge` executable itself, which `swift test` builds beside the test bundle.
+@Suite("The accessory executable")
+struct ClosedOutputTests {
+    static var executable: String {
+        get throws {
+            let bundle = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+            return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("notifbridge").path
+        }
+    }
+
+    /// `notifbridge accessory | head -1`: once the reader has gone, the accessory goes on
+    /// storing and acknowledging, says once on standard error that its output is closed, and
+    /// still stops cleanly. (It used to trap at its next line.)
+    @Test("The accessory goes on when the reader of its output exits")
+    func readerGone() async throws {
+        let executable = try Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let directory = try TemporaryDirectory("closed-output")
+        defer { directory.remove() }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["accessory", "--state", directory.path, "--port", "0"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // The first line names the port; then the reader goes away, as `head -1` does.
+        var firstLine = Data()
+        while !firstLine.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            try #require(!data.isEmpty, "the accessory exited before listening")
+            firstLine.append(data)
+        }
+        try output.fileHandleForReading.close()
+        let line = String(decoding: firstLine, as: UTF8.self)
+        let port = try #require(line.split(separator: " ").dropFirst(2).first?.split(separator: ":").last.flatMap { Int($0) }, "no port in \(line)")
+
+        // Each notification is a line the accessory can no longer write; each is still acknowledged.
+        let (receipts, _) = try await HostClient.connect(host: "127.0.0.1", port: port, session: TestHost.session()) { connection in
+            try await connection.waitUntilEstablished()
+            var sequences: Set<UInt64> = []
+            for index in 1...3 { sequences.insert(try connection.send(.add(TestHost.note("closed-\(index)"), .standard))) }
+            return try await connection.waitForReceipts(sequences)
+        }
+        #expect(receipts.count == 3 && receipts.values.allSatisfy(\.stored))
+        #expect(process.isRunning)
+
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.components(separatedBy: "standard output is closed").count == 2, "one note, not one per line: \(stderr)")
+    }
+}
