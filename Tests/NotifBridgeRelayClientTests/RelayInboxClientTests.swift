@@ -145,6 +145,12 @@ struct RelayInboxClientTests {
                 return nil
             }
             #expect(Array(delays.prefix(4)) == [.milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(40)])
+            // Each says why, as the relay told a plain request: not only "upgrade failed".
+            let reasons = events.withLock { $0 }.compactMap { event -> String? in
+                if case .disconnected(let reason, _) = event { return reason }
+                return nil
+            }
+            #expect(reasons.allSatisfy { $0.contains("refused accessory \(Self.accessory)'s inbox token (401)") }, "\(reasons)")
         }
     }
 }

@@ -318,6 +318,29 @@ struct RelayServerTests {
         #expect(close?.closeCode == WebSocketErrorCode.normalClosure)
     }
 
+    @Test("registering an accessory again ends the inbox opened with its old token; the new token opens it, and the queue stays")
+    func reRegisterRevokesTheOpenInbox() async throws {
+        let directory = try TemporaryDirectory("relay-reregister")
+        defer { directory.remove() }
+        let configuration = RelayServer.Configuration(port: 0, tokenCheckInterval: .milliseconds(100))
+        try await Self.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { store, client in
+            _ = try await Self.post(client, [1])
+            let (older, delivered) = try Self.openInbox(client)
+            for await _ in delivered { break }
+            // Still open across several checks while the token stands.
+            try await Task.sleep(for: .milliseconds(350))
+            let newInbox = try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32))
+            try store.register(accessory: Self.accessory, inbox: newInbox, post: Self.post)
+            let close = try await older.value
+            #expect(close?.closeCode == WebSocketErrorCode.policyViolation)
+            await #expect(throws: (any Error).self) {
+                _ = try await Self.readInbox(client, count: 1) { _ in [] }
+            }
+            let frames = try await Self.readInbox(client, count: 1, token: newInbox.text) { _ in [1] }
+            #expect(frames == [.deliver(seq: 1, message: [1])])
+        }
+    }
+
     @Test("a newer inbox connection of the accessory ends the older one, and gets what it had not acked")
     func newerConnectionTakesOver() async throws {
         let directory = try TemporaryDirectory("relay-takeover")

@@ -39,11 +39,15 @@ public struct RelayServer: Sendable {
         public var pushRate: RateLimit
         /// Posts per accessory; one past it is refused with 429 and a `Retry-After` (§11.4).
         public var postRate: RateLimit
+        /// How often an open inbox checks that its token is still the accessory's: a token
+        /// replaced by `relay register` (a lost or leaked one) ends the inbox opened with it
+        /// within this time, in this relay instance or another on the same database.
+        public var tokenCheckInterval: Duration
 
         public init(
             host: String = "127.0.0.1", port: Int = 8470, sweepInterval: Duration = .seconds(60),
             limits: ConnectionLimits = ConnectionLimits(maxConnections: 1024), logBurst: Int = 5, logInterval: Duration = .seconds(10),
-            pushRate: RateLimit = .pushes, postRate: RateLimit = .posts
+            pushRate: RateLimit = .pushes, postRate: RateLimit = .posts, tokenCheckInterval: Duration = .seconds(5)
         ) {
             self.host = host
             self.port = port
@@ -53,6 +57,7 @@ public struct RelayServer: Sendable {
             self.logInterval = logInterval
             self.pushRate = pushRate
             self.postRate = postRate
+            self.tokenCheckInterval = tokenCheckInterval
         }
     }
 
@@ -97,8 +102,8 @@ public struct RelayServer: Sendable {
         inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
             try await authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            guard let id = context.requestContext.parameters.get("id") else { return }
-            try await serveInbox(id, inbound: inbound, outbound: outbound)
+            guard let id = context.requestContext.parameters.get("id"), let token = Self.bearerToken(context.request) else { return }
+            try await serveInbox(id, token: token, inbound: inbound, outbound: outbound)
         }
 
         return Application(
@@ -134,10 +139,13 @@ public struct RelayServer: Sendable {
     /// The accessory's id if the request's bearer token is its token for `role`; unknown
     /// accessories and wrong tokens look the same.
     private func authorized(_ request: Request, _ context: some RequestContext, as role: RelayRole) async throws -> String? {
-        guard let id = context.parameters.get("id"),
-              let header = request.headers[.authorization], header.hasPrefix("Bearer ")
-        else { return nil }
-        return try await store.authorizes(String(header.dropFirst("Bearer ".count)), accessory: id, as: role) ? id : nil
+        guard let id = context.parameters.get("id"), let token = Self.bearerToken(request) else { return nil }
+        return try await store.authorizes(token, accessory: id, as: role) ? id : nil
+    }
+
+    private static func bearerToken(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst("Bearer ".count))
     }
 
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -203,7 +211,7 @@ public struct RelayServer: Sendable {
         return Response(status: .noContent)
     }
 
-    private func serveInbox(_ id: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    private func serveInbox(_ id: String, token: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, pushes: pushes, logger: logger, gate: gate, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
@@ -213,15 +221,16 @@ public struct RelayServer: Sendable {
         }
         // On the server's graceful shutdown, swift-websocket closes the WebSocket (normal
         // closure), which ends the pump.
-        try await pump(connection, inbound: inbound, outbound: outbound)
+        try await pump(connection, token: token, inbound: inbound, outbound: outbound)
         logger.info("inbox closed", metadata: ["accessory": "\(id)"])
     }
 
     /// Writes what the session sends and feeds it what the accessory sends, until either ends.
-    private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    private func pump(_ connection: InboxConnection, token: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let id = connection.accessoryID
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await connection.run() }
+            group.addTask { await checkToken(token, of: connection) }
             group.addTask {
                 for await output in connection.output {
                     switch output {
@@ -252,7 +261,18 @@ public struct RelayServer: Sendable {
                 }
             }
             connection.finished()
+            group.cancelAll()
             try await group.waitForAll()
+        }
+    }
+
+    /// Ends the inbox once its token is no longer the accessory's (registered again). A store
+    /// that cannot answer leaves the inbox open: the next check asks again.
+    private func checkToken(_ token: String, of connection: InboxConnection) async {
+        while (try? await Task.sleep(for: configuration.tokenCheckInterval)) != nil {
+            guard (try? await store.authorizes(token, accessory: connection.accessoryID, as: .inbox)) != false else { continue }
+            await connection.refuse(RelayError(.unauthorized, "the inbox token was replaced (relay register); connect with the new one"))
+            return
         }
     }
 }

@@ -357,6 +357,12 @@ enum RelayCredentials {
         guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
             throw CommandFailure("--relay-token-file \(file) does not hold one token")
         }
+        // A warning, not a refusal: the token is already out; this says to whom.
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            let warning = "notifbridge: warning: --relay-token-file \(file) can be read by other users (mode \(String(mode & 0o777, radix: 8))); "
+                + "whoever reads it holds this token: chmod 600 it\n"
+            try? FileHandle.standardError.write(contentsOf: Data(warning.utf8))
+        }
         return token
     }
 

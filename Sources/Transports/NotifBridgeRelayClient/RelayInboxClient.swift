@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 import NotifBridgeRelayCore
 import Synchronization
@@ -78,6 +80,8 @@ public struct RelayInboxClient: Sendable {
             do {
                 let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
                 reason = close.map { "the relay closed the inbox (\($0.closeCode))" } ?? "the inbox connection ended"
+            } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+                reason = await upgradeRefusal() ?? "\(error)"
             } catch {
                 reason = "\(error)"
             }
@@ -87,6 +91,25 @@ public struct RelayInboxClient: Sendable {
             onEvent(.disconnected(reason: reason, retryIn: delay))
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, configuration.maxRetryDelay)
+        }
+    }
+
+    /// Why the relay would not upgrade the inbox, asked of it with a plain GET (a WebSocket
+    /// client only learns that the upgrade failed): the relay answers 401 to an unknown
+    /// accessory or a wrong token, and 400 to the right token.
+    private func upgradeRefusal() async -> String? {
+        var url = configuration.inboxURL
+        if url.hasPrefix("ws") { url = "http" + url.dropFirst(2) }
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(10)) else { return nil }
+        switch response.status.code {
+        case 401:
+            return "the relay refused accessory \(configuration.accessoryID)'s inbox token (401): check --relay-id and the token file, or register the accessory again (`notifbridge relay register`)"
+        case 400:
+            return nil
+        default:
+            return "the relay would not open the inbox: \(url) answered \(response.status.code) \(response.status.reasonPhrase)"
         }
     }
 
