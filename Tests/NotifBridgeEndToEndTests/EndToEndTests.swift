@@ -202,6 +202,28 @@ struct EndToEndTests {
         #expect((try? configuration.validate()) != nil ? valid : !valid)
     }
 
+    @Test("The refusal of a commit window speaks in the option's unit")
+    func commitWindowMessage() {
+        let configuration = AccessoryConfiguration(stateDirectory: "/nonexistent", commitWindow: .milliseconds(500))
+        #expect(performing: { try configuration.validate() }, throws: { "\($0)" == "--commit-window must be 0...100 milliseconds, not 500" })
+    }
+
+    /// "/s/" + padding + "/control.sock" is 107 or 108 bytes: the control socket's address fits,
+    /// or the start is refused before the key and the store are made.
+    @Test("A state directory whose control socket path fits a Unix socket address is taken, one byte more is refused", arguments: [(107, true), (108, false)])
+    func stateDirectoryLength(socketPathLength: Int, valid: Bool) throws {
+        let directory = "/s/" + String(repeating: "d", count: socketPathLength - "/s/".count - "/control.sock".count)
+        let configuration = AccessoryConfiguration(stateDirectory: directory)
+        #expect(configuration.controlSocketPath.utf8.count == socketPathLength)
+        do {
+            try configuration.validate()
+            #expect(valid)
+        } catch {
+            #expect(!valid)
+            #expect(error.description.contains("a Unix socket path is at most 107"))
+        }
+    }
+
     /// Events that arrive within the window share one commit; each still gets its receipt only
     /// once it is stored, with no window and with the longest.
     @Test("Every event is stored and acknowledged with no commit window and with the longest", arguments: [Duration.zero, AccessoryConfiguration.maxCommitWindow])

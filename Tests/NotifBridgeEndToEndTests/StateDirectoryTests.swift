@@ -44,6 +44,21 @@ struct StateDirectoryTests {
         if expectNotice { #expect(notices.first?.contains(String(found, radix: 8)) == true) }
     }
 
+    @Test("a store that is not a database is refused, naming the file, and left as it was")
+    func damagedStore() throws {
+        let directory = try TemporaryDirectory("state-damaged")
+        defer { directory.remove() }
+        let store = directory.path + "/accessory.sqlite"
+        let garbage = Data(repeating: 0x5A, count: 4096)
+        try garbage.write(to: URL(fileURLWithPath: store))
+        #expect {
+            _ = try Self.startDaemon(directory.path)
+        } throws: { error in
+            "\(error)".hasPrefix("cannot open the notification store \(store): ")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == garbage)
+    }
+
     @Test("a file where the state directory should be is refused")
     func notADirectory() throws {
         let parent = try TemporaryDirectory("state-file")

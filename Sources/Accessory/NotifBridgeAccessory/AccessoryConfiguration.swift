@@ -21,6 +21,8 @@ public struct AccessoryConfiguration: Sendable {
 
     /// The most a commit may wait for more events.
     public static let maxCommitWindow = Duration.milliseconds(100)
+    /// `sun_path` is 108 bytes on Linux, one of them the terminating NUL.
+    public static let maxSocketPathLength = 107
 
     public init(
         stateDirectory: String,
@@ -81,7 +83,12 @@ public struct AccessoryConfiguration: Sendable {
             throw Invalid(description: "--suite p256 cannot be used with --host \(host): local-network transports require X-Wing (P-256 is Bluetooth-only)")
         }
         guard commitWindow >= .zero, commitWindow <= Self.maxCommitWindow else {
-            throw Invalid(description: "the commit window must be between 0 and \(Self.maxCommitWindow), not \(commitWindow)")
+            throw Invalid(description: "--commit-window must be 0...\(Int(Self.maxCommitWindow / .milliseconds(1))) milliseconds, not \(Int(commitWindow / .milliseconds(1)))")
+        }
+        // The control socket's path must fit a Unix socket address; checked before the key and
+        // the store are made, so that a refused start leaves nothing behind.
+        guard controlSocketPath.utf8.count <= Self.maxSocketPathLength else {
+            throw Invalid(description: "--state \(stateDirectory) is too long for the control socket inside it: \(controlSocketPath) is \(controlSocketPath.utf8.count) bytes, and a Unix socket path is at most \(Self.maxSocketPathLength); use a shorter state directory")
         }
         guard (0...65535).contains(port) else {
             throw Invalid(description: "--port \(port) is not a TCP port (0...65535)")

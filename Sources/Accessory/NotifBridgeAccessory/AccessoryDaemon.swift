@@ -66,7 +66,11 @@ public final class AccessoryDaemon: Sendable {
         self.logger = logger
         let keyStore = keyStore ?? KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
         let (identity, created) = try keyStore.loadOrCreate(configuration.suite)
-        store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
+        do {
+            store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
+        } catch {
+            throw StoreUnavailable(path: configuration.storePath, underlying: error)
+        }
         let exchange = try store.activeExchange(keyID: identity.keyID)
         keys = KeyRing(store: keyStore, identity: identity, exchange: exchange)
         let resources = configuration.resources
@@ -180,6 +184,13 @@ public final class AccessoryDaemon: Sendable {
 
     /// Thrown inside `run` to end its task group once the connections have drained.
     private struct GracefulStop: Error {}
+
+    /// The store could not be opened (damaged, not a database, not readable): says which file.
+    public struct StoreUnavailable: Error, CustomStringConvertible {
+        public var path: String
+        public var underlying: any Error
+        public var description: String { "cannot open the notification store \(path): \(underlying)" }
+    }
 
     private func drainOnShutdown() async throws {
         for await _ in stopRequests.stream { break }

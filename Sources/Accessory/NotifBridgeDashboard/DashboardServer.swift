@@ -308,6 +308,8 @@ struct DashboardService<App: ApplicationProtocol>: Service {
     func run() async throws {
         do {
             try await application.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw Failure(description: "cannot serve the dashboard on \(address): the port is already in use")
         } catch {
             throw Failure(description: "cannot serve the dashboard on \(address): \(error)")
         }

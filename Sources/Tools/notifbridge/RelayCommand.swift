@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import NIOSSL
 import NotifBridgeAccessory
 import NotifBridgeRelay
@@ -155,8 +156,12 @@ struct RelayCommand: AsyncParsableCommand {
             )
             try await state.withStore(logger: logger, limits: limits) { store in
                 let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
-                try await server.run { port in
-                    LineWriter().write("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")")
+                do {
+                    try await server.run { port in
+                        LineWriter().write("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")")
+                    }
+                } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                    throw CommandFailure("cannot listen on \(host):\(port): the port is already in use")
                 }
             }
             try await apns?.shutdown()
