@@ -155,7 +155,7 @@ struct Forward: AsyncParsableCommand {
     @Option(help: "Operation built from flags: add, update, remove or remove-all.") var op: Operation = .add
     @Option(help: "Source app bundle identifier.") var source: String = "com.apple.MobileSMS"
     @Option(help: "Source app display name.") var sourceName: String = "Messages"
-    @Option(help: "Notification identifier (unique within the source).") var id: String = UUID().uuidString
+    @Option(help: "Notification identifier (unique within the source). An add without it gets a new one; update and remove need it.") var id: String?
     @Option var title: String?
     @Option var subtitle: String?
     @Option var body: String?
@@ -171,6 +171,9 @@ struct Forward: AsyncParsableCommand {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
         if file == nil, op == .add || op == .update, title == nil, body == nil {
             throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
+        }
+        if file == nil, op == .update || op == .remove, id == nil {
+            throw ValidationError("--op \(op.rawValue) needs --id, the notification to \(op.rawValue)")
         }
     }
 
@@ -222,6 +225,7 @@ struct Forward: AsyncParsableCommand {
                 throw CommandFailure("--file \(file) is not a JSON array of operations: \(error)")
             }
         }
+        let id = id ?? UUID().uuidString
         var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)
         notification.deliveryDate = nil
         switch op {

@@ -50,6 +50,7 @@ extension PhoneCommand {
             let printer = PhonePrinter()
             let runner = serviceExtension.map { ServiceExtensionRunner(command: $0, deadline: .milliseconds(Int64(serviceExtensionDeadline * 1000))) }
             var operations: [HostOperation] = []
+            var notForwarded = 0
             for file in files {
                 let data: Data
                 do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
@@ -58,7 +59,12 @@ extension PhoneCommand {
                 let context = APNsPayload.Context(source: source, sourceName: sourceName, id: id ?? UUID().uuidString, categories: categoryTable, strings: stringTable, focus: focus)
                 var mapped: APNsPayload.Mapped
                 do { mapped = try APNsPayload.map(data, context: context) } catch {
-                    throw CommandFailure("\(file): \(error)")
+                    // One payload iOS would not forward (a background push, an unknown category)
+                    // does not stop the others; the exit status says one was left out.
+                    let hint = categories == nil && "\(error)".contains("categor") ? " (no --categories file was given)" : ""
+                    printer.line("\(file): not forwarded: \(error)\(hint)")
+                    notForwarded += 1
+                    continue
                 }
                 if let runner {
                     let outcome: ServiceExtension.Outcome
@@ -69,12 +75,13 @@ extension PhoneCommand {
                 }
                 operations.append(mapped.operation)
             }
+            guard !operations.isEmpty else { throw CommandFailure("no payload could be forwarded") }
             let mappedOperations = operations
             let summary = try await target.connect(onEvent: printer.print) { connection in
                 try await forward(mappedOperations, over: connection, printer: printer, linger: linger)
             }.0
-            printer.line(summary.description)
-            if summary.acknowledged < summary.sent { throw ExitCode(1) }
+            printer.line(summary.description + (notForwarded > 0 ? "; \(notForwarded) payload(s) not forwarded" : ""))
+            if summary.acknowledged < summary.sent || summary.notStored > 0 || notForwarded > 0 { throw ExitCode(1) }
         }
 
         private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
