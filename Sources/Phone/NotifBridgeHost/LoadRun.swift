@@ -38,6 +38,8 @@ public struct LoadRun: Sendable {
         public var elapsed: Duration
         /// Send → receipt, sorted ascending.
         public var latencies: [Duration]
+        /// The link ended before the run did; the notifications not sent count as failed.
+        public var linkEnded = false
 
         public var throughput: Double { Double(acknowledged) / max(elapsed.seconds, 1e-9) }
 
@@ -49,7 +51,7 @@ public struct LoadRun: Sendable {
             func ms(_ d: Duration?) -> String { d.map { String(format: "%.2f ms", $0.seconds * 1000) } ?? "–" }
             return """
                 \(sent) sent, \(acknowledged) acknowledged, \(failed) failed, \(alerted) alerted in \(String(format: "%.2f", elapsed.seconds)) s \
-                (\(String(format: "%.0f", throughput)) notifications/s)
+                (\(String(format: "%.0f", throughput)) notifications/s)\(linkEnded ? "; the link ended, so the run stopped" : "")
                 latency send → receipt: p50 \(ms(percentile(0.5))), p90 \(ms(percentile(0.9))), p99 \(ms(percentile(0.99))), max \(ms(latencies.last))
                 """
         }
@@ -62,7 +64,10 @@ public struct LoadRun: Sendable {
         var sentAt: [UInt64: ContinuousClock.Instant] = [:]
         sentAt.reserveCapacity(count)
         let receipts = connection.receiptTimes()
+        // A link that ends stops the run: what is sent after it could never be acknowledged,
+        // and nothing more will arrive to wait for.
         for index in 1...max(count, 1) where count > 0 {
+            if receipts.isClosed { break }
             if rate > 0 {
                 let due = start + due(index: index)
                 if due > clock.now { try await Task.sleep(until: due, clock: clock) }
@@ -71,7 +76,7 @@ public struct LoadRun: Sendable {
             sentAt[try connection.send(make(index))] = now
         }
         let deadline = clock.now + drainTimeout
-        while receipts.count() < sentAt.count, clock.now < deadline {
+        while receipts.count() < sentAt.count, clock.now < deadline, !receipts.isClosed {
             try await Task.sleep(for: .milliseconds(5))
         }
         let elapsed = clock.now - start
@@ -81,9 +86,10 @@ public struct LoadRun: Sendable {
             sent: sentAt.count,
             acknowledged: recorded.count,
             alerted: recorded.values.filter(\.alerted).count,
-            failed: sentAt.count - recorded.count,
+            failed: count - recorded.count,
             elapsed: elapsed,
-            latencies: latencies
+            latencies: latencies,
+            linkEnded: receipts.isClosed
         )
     }
 }

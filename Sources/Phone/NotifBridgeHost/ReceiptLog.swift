@@ -26,6 +26,9 @@ public final class ReceiptLog: Sendable {
         for waiter in waiting { waiter.resume(returning: entry) }
     }
 
+    /// Whether the link has ended: no receipt will come any more.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
     /// The link ended: nothing more will be recorded, so waiters give up.
     func close() {
         let waiting = state.withLock { state in

@@ -39,7 +39,7 @@ struct NotifBridgeCommand: AsyncParsableCommand {
 
 /// Options every subcommand shares.
 struct CommonOptions: ParsableArguments {
-    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error. Notification content appears only at debug and below.")
+    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical. Notification content appears only at debug and below.")
     var logLevel: Logger.Level = .notice
 
     func makeLogger(_ label: String) -> Logger {
