@@ -87,4 +87,11 @@ struct PresenterSafetyTests {
         #expect(object["body"] as? String == Self.hostile + "\nfake line")
         #expect(object["source"] as? String == "com.evil\u{1B}[2J")
     }
+
+    @Test("The listening line puts an IPv6 address in brackets, so the port stands apart", arguments: [
+        ("127.0.0.1", "listening on 127.0.0.1:7420 (XWing, key 0011)"), ("::1", "listening on [::1]:7420 (XWing, key 0011)"),
+    ])
+    func listeningLine(host: String, expected: String) {
+        #expect(TerminalPresenter.line(for: .listening(host: host, port: 7420, suite: "XWing", keyID: "0011")) == expected)
+    }
 }

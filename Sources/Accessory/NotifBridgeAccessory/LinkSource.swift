@@ -60,7 +60,7 @@ struct TCPLinkSource: LinkSource {
     func run(ready: @escaping @Sendable (PresenterEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws {
         let server = try await TCPLink.listen(host: host, port: port, limits: limits)
         let bound = server.channel.localAddress?.port ?? port
-        logger.info("listening on \(host):\(bound)")
+        logger.info("listening on \(hostAndPort(host, bound))")
         ready(.listening(host: host, port: bound, suite: suite, keyID: keyID()))
         onListening(bound)
         try await withTaskCancellationHandler {

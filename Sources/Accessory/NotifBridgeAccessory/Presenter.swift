@@ -40,6 +40,11 @@ extension Presenter {
     }
 }
 
+/// `host:port`, with an IPv6 address in brackets (`[::1]:7420`) so that the port stands apart.
+public func hostAndPort(_ host: String, _ port: Int) -> String {
+    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+}
+
 /// Writes lines to standard output straight away (one write per call), so pipes see them at once.
 /// When standard output goes away (the reader of a pipe exits, journald restarts), writing stops
 /// with one note on standard error and the process goes on: what the accessory stores and
@@ -108,7 +113,7 @@ public struct TerminalPresenter: Presenter {
     static func line(for event: PresenterEvent, profile: DisplayProfile? = nil) -> String {
         switch event {
         case .listening(let host, let port, let suite, let keyID):
-            "listening on \(safe(host)):\(port) (\(safe(suite)), key \(keyID))"
+            "listening on \(hostAndPort(safe(host), port)) (\(safe(suite)), key \(keyID))"
         case .advertising(let adapter, let name, let suite, let keyID):
             "advertising \"\(safe(name))\" on \(safe(adapter)) (\(safe(suite)), key \(keyID))"
         case .connected(let peer):

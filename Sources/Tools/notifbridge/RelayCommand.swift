@@ -158,7 +158,7 @@ struct RelayCommand: AsyncParsableCommand {
                 let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
                 do {
                     try await server.run { port in
-                        LineWriter().write("listening on \(host):\(port)\(apns == nil ? "" : ", pushing replies through APNs")")
+                        LineWriter().write("listening on \(hostAndPort(host, port))\(apns == nil ? "" : ", pushing replies through APNs")")
                     }
                 } catch let error as IOError where error.errnoCode == EADDRINUSE {
                     throw CommandFailure("cannot listen on \(host):\(port): the port is already in use")
