@@ -221,16 +221,19 @@ public struct RelayServer: Sendable {
         }
         // On the server's graceful shutdown, swift-websocket closes the WebSocket (normal
         // closure), which ends the pump.
-        try await pump(connection, token: token, inbound: inbound, outbound: outbound)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await checkToken(token, of: connection) }
+            defer { group.cancelAll() }
+            try await pump(connection, inbound: inbound, outbound: outbound)
+        }
         logger.info("inbox closed", metadata: ["accessory": "\(id)"])
     }
 
     /// Writes what the session sends and feeds it what the accessory sends, until either ends.
-    private func pump(_ connection: InboxConnection, token: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let id = connection.accessoryID
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await connection.run() }
-            group.addTask { await checkToken(token, of: connection) }
             group.addTask {
                 for await output in connection.output {
                     switch output {
@@ -261,7 +264,6 @@ public struct RelayServer: Sendable {
                 }
             }
             connection.finished()
-            group.cancelAll()
             try await group.waitForAll()
         }
     }
