@@ -61,4 +61,32 @@ struct ClosedOutputTests {
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(stderr.components(separatedBy: "standard output is closed").count == 2, "one note, not one per line: \(stderr)")
     }
+
+    /// The demo's accessory: a demo killed by SIGKILL cannot stop it, so it watches its parent.
+    @Test("--exit-with-parent: the accessory stops once the process that started it is gone")
+    func exitsWithParent() async throws {
+        let executable = try Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let directory = try TemporaryDirectory("exit-with-parent")
+        defer { directory.remove() }
+        let state = directory.path + "/state", pidFile = directory.path + "/accessory.pid"
+        let parent = Process()
+        parent.executableURL = URL(fileURLWithPath: "/bin/sh")
+        parent.arguments = ["-c", #""$0" accessory --state "$1" --port 0 --exit-with-parent >/dev/null 2>&1 & echo $! > "$2"; wait"#, executable, state, pidFile]
+        try parent.run()
+        try await TestWait.until("the accessory to listen") { FileManager.default.fileExists(atPath: state + "/control.sock") }
+        let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(Self.isRunning(pid))
+        kill(parent.processIdentifier, SIGKILL)
+        parent.waitUntilExit()
+        try await TestWait.until("the accessory to stop without its parent") { !Self.isRunning(pid) }
+    }
+
+    /// Alive and not a zombie (an orphan's new parent may not have reaped it yet).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ", options: .backwards)
+        else { return false }
+        return !stat[afterName.upperBound...].hasPrefix("Z")
+    }
 }
