@@ -448,7 +448,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostTests",
-            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeTestSupport"],
+            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeTestSupport", nioCore],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -78,7 +78,7 @@ public final class HostClient: Sendable {
                 } catch is CancellationError {
                     connection.finish(reason: "disconnected")
                 } catch {
-                    connection.finish(reason: "connection failed: \(error)")
+                    connection.finish(reason: "connection failed: \(socketErrorText(error))")
                 }
                 return nil
             }
@@ -278,4 +278,12 @@ public final class HostClient: Sendable {
 public struct HostFailure: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
+}
+
+/// What a socket error says to a person: NIO's `IOError` reads
+/// `read(descriptor:pointer:size:): Connection reset by peer) (errno: 104)`, of which the system's
+/// message is the part that helps.
+func socketErrorText(_ error: any Error) -> String {
+    guard let error = error as? IOError else { return "\(error)" }
+    return "\(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))"
 }
