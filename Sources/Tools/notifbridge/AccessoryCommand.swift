@@ -260,8 +260,12 @@ struct AccessoryCommand: AsyncParsableCommand {
             configuration: .init(host: address.host, port: address.port), logger: logger
         )
         let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+        // On the accessory's own output, beside "listening on", unless that output is JSON
+        // events: then the log says it (notice, the default level).
+        let printed = !json
         return server.service(onListening: { port in
-            logger.notice("dashboard at http://\(host):\(port)/ (its token is in \(tokenPath))")
+            let line = "dashboard at http://\(host):\(port)/ (its token is in \(tokenPath))"
+            if printed { LineWriter().write(line) } else { logger.notice("\(line)") }
         })
     }
 

@@ -23,18 +23,27 @@ struct PolicyCommand: AsyncParsableCommand {
     @Option(help: "A JSON file with one add operation (the `phone --file` format) to decide for.") var sample: String?
     @Option(help: "Local time for the decision, HH:MM (default: now).") var at: String?
 
+    /// Checked before anything is printed, so that a mistake is not found below the policy.
+    func validate() throws {
+        if let at, TimeOfDay(at) == nil { throw ValidationError("--at \(at) is not HH:MM (00:00 to 23:59)") }
+        if at != nil, sample == nil { throw ValidationError("--at is the time of --sample's decision: give --sample too") }
+    }
+
     func run() async throws {
         let policy: PolicyFile
         do { policy = try loadPolicy(config, stateDirectory: state) } catch { throw CommandFailure("\(error)") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let beside = (state as NSString).appendingPathComponent("policy.json")
+        if config == nil, !FileManager.default.fileExists(atPath: beside) {
+            print("no policy file: \(beside) does not exist, so the accessory uses the defaults")
+        }
         print("effective policy:")
         print(String(decoding: try encoder.encode(policy), as: UTF8.self))
         guard let sample else { return }
 
         let minute: Int
-        if let at {
-            guard let time = TimeOfDay(at) else { throw ValidationError("--at \(at) is not HH:MM") }
+        if let at, let time = TimeOfDay(at) {
             minute = time.minuteOfDay
         } else {
             minute = AccessoryDaemon.localMinuteOfDay()

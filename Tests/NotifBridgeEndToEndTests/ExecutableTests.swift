@@ -5,8 +5,8 @@ import NotifBridgeTestSupport
 import Testing
 
 /// The `notifbridge` executable itself, which `swift test` builds beside the test bundle.
-@Suite("The accessory executable")
-struct ClosedOutputTests {
+@Suite("The notifbridge executable")
+struct ExecutableTests {
     static var executable: String {
         get throws {
             let bundle = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -80,6 +80,29 @@ struct ClosedOutputTests {
         kill(parent.processIdentifier, SIGKILL)
         parent.waitUntilExit()
         try await TestWait.until("the accessory to stop without its parent") { !Self.isRunning(pid) }
+    }
+
+    /// A mistake in the options is found before anything is printed, not below the policy.
+    @Test("policy: a wrong --at is refused before the policy is printed", arguments: [
+        (["--at", "25:00", "--sample", "Examples/sample-call.json"], "--at 25:00 is not HH:MM"),
+        (["--at", "22:00"], "--at is the time of --sample's decision"),
+    ])
+    func policyRefusesFirst(arguments: [String], message: String) throws {
+        let executable = try Self.executable
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["policy"] + arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(printed.isEmpty, "printed before refusing: \(String(decoding: printed, as: UTF8.self))")
+        #expect(said.contains(message), "\(said)")
     }
 
     /// Alive and not a zombie (an orphan's new parent may not have reaped it yet).
