@@ -7,11 +7,12 @@ import Testing
 /// The `notifbridge` executable itself, which `swift test` builds beside the test bundle.
 @Suite("The notifbridge executable")
 struct ExecutableTests {
-    static var executable: String {
-        get throws {
-            let bundle = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-            return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("notifbridge").path
-        }
+    /// The executable beside the test bundle; `swift test` builds it, so its absence is a failure.
+    static func executable() throws -> String {
+        let bundle = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let path = URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("notifbridge").path
+        try #require(FileManager.default.isExecutableFile(atPath: path), "swift test builds \(path)")
+        return path
     }
 
     /// `notifbridge accessory | head -1`: once the reader has gone, the accessory goes on
@@ -19,8 +20,7 @@ struct ExecutableTests {
     /// still stops cleanly. (It used to trap at its next line.)
     @Test("The accessory goes on when the reader of its output exits")
     func readerGone() async throws {
-        let executable = try Self.executable
-        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let executable = try Self.executable()
         let directory = try TemporaryDirectory("closed-output")
         defer { directory.remove() }
 
@@ -65,8 +65,7 @@ struct ExecutableTests {
     /// The demo's accessory: a demo killed by SIGKILL cannot stop it, so it watches its parent.
     @Test("--exit-with-parent: the accessory stops once the process that started it is gone")
     func exitsWithParent() async throws {
-        let executable = try Self.executable
-        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let executable = try Self.executable()
         let directory = try TemporaryDirectory("exit-with-parent")
         defer { directory.remove() }
         let state = directory.path + "/state", pidFile = directory.path + "/accessory.pid"
@@ -88,8 +87,7 @@ struct ExecutableTests {
         (["--at", "22:00"], "--at is the time of --sample's decision"),
     ])
     func policyRefusesFirst(arguments: [String], message: String) throws {
-        let executable = try Self.executable
-        try #require(FileManager.default.isExecutableFile(atPath: executable), "swift test builds \(executable)")
+        let executable = try Self.executable()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["policy"] + arguments

@@ -259,12 +259,11 @@ struct AccessoryCommand: AsyncParsableCommand {
             store: daemon.store, policy: daemon.policy, respond: daemon.control.respond, hub: hub, token: token, tokenPath: tokenPath,
             configuration: .init(host: address.host, port: address.port), logger: logger
         )
-        let host = address.host.contains(":") ? "[\(address.host)]" : address.host
         // On the accessory's own output, beside "listening on", unless that output is JSON
         // events: then the log says it (notice, the default level).
         let printed = !json
         return server.service(onListening: { port in
-            let line = "dashboard at http://\(host):\(port)/ (its token is in \(tokenPath))"
+            let line = "dashboard at http://\(hostAndPort(address.host, port))/ (its token is in \(tokenPath))"
             if printed { LineWriter().write(line) } else { logger.notice("\(line)") }
         })
     }

@@ -8,8 +8,13 @@ import NotifBridgeWire
 /// The policy file from --config, else <state>/policy.json if present, else the defaults.
 func loadPolicy(_ path: String?, stateDirectory: String) throws -> PolicyFile {
     if let path { return try PolicyFile.load(path: path) }
-    let beside = (stateDirectory as NSString).appendingPathComponent("policy.json")
+    let beside = policyPath(stateDirectory: stateDirectory)
     return FileManager.default.fileExists(atPath: beside) ? try PolicyFile.load(path: beside) : .default
+}
+
+/// The policy file an accessory reads when it is given none.
+func policyPath(stateDirectory: String) -> String {
+    (stateDirectory as NSString).appendingPathComponent("policy.json")
 }
 
 struct PolicyCommand: AsyncParsableCommand {
@@ -34,7 +39,7 @@ struct PolicyCommand: AsyncParsableCommand {
         do { policy = try loadPolicy(config, stateDirectory: state) } catch { throw CommandFailure("\(error)") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let beside = (state as NSString).appendingPathComponent("policy.json")
+        let beside = policyPath(stateDirectory: state)
         if config == nil, !FileManager.default.fileExists(atPath: beside) {
             print("no policy file: \(beside) does not exist, so the accessory uses the defaults")
         }
