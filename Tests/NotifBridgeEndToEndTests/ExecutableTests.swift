@@ -91,6 +91,28 @@ struct ExecutableTests {
         #expect(policy.errors.contains(message), "\(policy.errors)")
     }
 
+    /// An operation file's mistake is named by its place before anything connects; a file
+    /// without one gets as far as connecting (port 1: nothing listens there).
+    @Test("phone forward --file: unknown keys, wrong words and missing keys are refused by their place", arguments: [
+        (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "titel": "x"}}]"#,
+         "unknown key [0].notification.titel, which would be ignored"),
+        (#"[{"op": "remove", "source": "a", "id": "1", "alerting": {}}]"#, "unknown key [0].alerting"),
+        (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "actions": [{"id": "r", "type": "reply"}]}}]"#,
+         #"[0].notification.actions[0].type: "reply" is not one of dismiss, background, textInput"#),
+        (#"[{"op": "add", "notification": {"source": "a", "sourceName": "A"}}]"#, "[0].notification.id is required"),
+        (#"{"op": "removeAll"}"#, "the top level must be a list [...]"),
+        (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "title": null, "fixture": "x"}}]"#,
+         "cannot connect to the accessory at 127.0.0.1:1: Connection refused (errno 111)"),
+    ])
+    func operationFileMistakes(json: String, message: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString).json")
+        try Data(json.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let phone = try Self.run(["phone", "forward", "--file", file.path, "--port", "1"])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains("Error: " + (message.hasPrefix("cannot") ? "" : "--file \(file.path): ") + message), "\(phone.errors)")
+    }
+
     /// Runs the executable to its end: its exit status and what it printed (small outputs: each
     /// pipe is read to its end in turn).
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

@@ -42,17 +42,31 @@ struct PolicyFileTests {
         #expect(try PolicyFile.parse(Data(#"{"display": "\#(spec)"}"#.utf8)).display == spec)
     }
 
+    @Test("A count may be as large as Int.max (one more is refused below)")
+    func largestCount() throws {
+        #expect(try PolicyFile.parse(Data(#"{"retention": {"maxBytes": 9223372036854775807}}"#.utf8)).retention.maxBytes == .max)
+    }
+
     @Test("Mistakes are named", arguments: [
         (#"{"quietHour": {}}"#, "unknown key \"quietHour\""),
         (#"{"quietHours": {"start": "22:00", "end": "7:00"}}"#, "quietHours.end"),
         (#"{"quietHours": {"start": "22:00", "stop": "07:00"}}"#, "unknown key \"stop\" in quietHours"),
         (#"{"keywords": [{"match": "", "action": "mute"}]}"#, "non-empty match"),
-        (#"{"keywords": [{"match": "x", "action": "shout"}]}"#, "keywords"),
+        (#"{"keywords": [{"match": "x", "action": "shout"}]}"#, #"keywords[0].action: "shout" is not one of alert, mute"#),
+        (#"{"keywords": [{"match": "x", "action": "mute", "fields": ["body", "titel"]}]}"#, #"keywords[0].fields[1]: "titel" is not one of title, body"#),
+        (#"{"keywords": [{"action": "mute"}]}"#, "keywords[0].match is required"),
+        (#"{"keywords": {"match": "x"}}"#, "keywords must be a list [...]"),
+        (#"{"hook": {"command": ["x"], "on": "sometimes"}}"#, #"hook.on: "sometimes" is not one of alerts, all"#),
         (#"{"burst": {"maxAlerts": 0}}"#, "burst.maxAlerts"),
         (#"{"burst": {"windowSeconds": 61e90}}"#, "burst.windowSeconds above 0 and at most 86400"),
         (#"{"burst": {"windowSeconds": 86400.5}}"#, "burst.windowSeconds"),
         (#"{"hook": {"command": []}}"#, "hook.command"),
-        (#"{"silentMode": "yes"}"#, "silentMode"),
+        (#"{"silentMode": "yes"}"#, "silentMode must be true or false"),
+        (#"{"burst": []}"#, "burst must be an object {...}"),
+        (#"{"burst": {"windowSeconds": "60"}}"#, "burst.windowSeconds must be a number"),
+        (#"{"mutedApps": [1]}"#, "mutedApps[0] must be a string"),
+        (#"{"retention": {"maxCount": 1.5}}"#, "retention.maxCount must be a whole number"),
+        (#"{"retention": {"maxBytes": 9223372036854775808}}"#, "retention.maxBytes must be a whole number (at most 9223372036854775807), not 9223372036854775808"),
         (#"[]"#, "not a JSON object"),
         (#"{,}"#, "is not valid JSON"),
         (#"{"display": "4by32"}"#, "display: \"4by32\" is not LINESxCOLUMNS"),

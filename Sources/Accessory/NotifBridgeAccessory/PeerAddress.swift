@@ -15,3 +15,8 @@ extension SocketAddress {
         }
     }
 }
+
+/// `host:port`, with an IPv6 address in brackets (`[::1]:7420`) so that the port stands apart.
+public func hostAndPort(_ host: String, _ port: Int) -> String {
+    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+}

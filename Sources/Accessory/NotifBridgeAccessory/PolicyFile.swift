@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeDisplay
+import NotifBridgeFiles
 import NotifBridgeStore
 
 /// The accessory's settings file (JSON), read once at start. Every key is optional; unknown keys
@@ -124,15 +125,35 @@ public struct PolicyFile: Codable, Sendable, Hashable {
         }
         try checkKeys(top, at: "", path: path)
         for (key, value) in top {
-            if let object = value as? [String: Any] { try checkKeys(object, at: key, path: path) }
+            if let object = value as? [String: Any] {
+                try checkKeys(object, at: key, path: path)
+                try checkWholeNumbers(object, at: key, path: path)
+            }
             if let array = value as? [[String: Any]] { try array.forEach { try checkKeys($0, at: key, path: path) } }
         }
         do {
             return try JSONDecoder().decode(PolicyFile.self, from: data)
-        } catch let DecodingError.dataCorrupted(context), let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw Invalid(path: path, reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")): \(context.debugDescription)")
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw Invalid(path: path, reason: "\((context.codingPath.map(\.stringValue) + [key.stringValue]).joined(separator: ".")) is required")
+        } catch let error as DecodingError {
+            throw Invalid(path: path, reason: JSONFileErrors.describe(error, words: words))
+        }
+    }
+
+    /// The values of each key that takes one of a fixed set of words.
+    private static let words: [String: [String]] = [
+        "keywords.action": [KeywordRule.Action.alert, .mute].map(\.rawValue),
+        "keywords.fields": [KeywordRule.Field.title, .body].map(\.rawValue),
+        "hook.on": [HookSettings.Trigger.alerts, .all].map(\.rawValue),
+    ]
+
+    /// Settings that count things. JSONDecoder refuses 1.5 or 1e20 for an Int without saying
+    /// where ("The given data was not valid JSON"), so they are checked here first.
+    private static let wholeNumbers: [String: [String]] = ["burst": ["maxAlerts"], "retention": ["maxCount", "maxBytes"]]
+
+    private static func checkWholeNumbers(_ object: [String: Any], at key: String, path: String) throws {
+        for name in wholeNumbers[key] ?? [] {
+            if let number = object[name] as? NSNumber, number as? Int == nil {
+                throw Invalid(path: path, reason: "\(key).\(name) must be a whole number (at most \(Int.max)), not \(number)")
+            }
         }
     }
 

@@ -1,10 +1,8 @@
 import Foundation
-import Glibc
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeWire
-import Synchronization
 
 /// Something the accessory shows: on its screen (the terminal) or to a program (JSON lines).
 /// (Named for the presenter; "display" is the text layout of `NotifBridgeDisplay`.)
@@ -37,56 +35,6 @@ public protocol Presenter: Sendable {
 extension Presenter {
     public func present(_ events: [PresenterEvent]) {
         for event in events { present(event) }
-    }
-}
-
-/// `host:port`, with an IPv6 address in brackets (`[::1]:7420`) so that the port stands apart.
-public func hostAndPort(_ host: String, _ port: Int) -> String {
-    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-}
-
-/// Writes lines to standard output straight away (one write per call), so pipes see them at once.
-/// When standard output goes away (the reader of a pipe exits, journald restarts), writing stops
-/// with one note on standard error and the process goes on: what the accessory stores and
-/// acknowledges does not depend on anyone reading its lines. (SIGPIPE is ignored process-wide.)
-public struct LineWriter: Sendable {
-    private static let closed = Atomic<Bool>(false)
-
-    public init() {}
-
-    /// Whether standard output has gone away.
-    public static var isClosed: Bool { closed.load(ordering: .relaxed) }
-
-    public func write(_ line: String) {
-        write(text: line + "\n")
-    }
-
-    public func write(_ lines: [String]) {
-        guard !lines.isEmpty else { return }
-        write(text: lines.joined(separator: "\n") + "\n")
-    }
-
-    /// Writes `text` as it is (end it with a newline).
-    public func write(text: String) {
-        guard !Self.closed.load(ordering: .relaxed) else { return }
-        let failure = Array(text.utf8).withUnsafeBytes { Self.writeAll($0) }
-        guard let failure, !Self.closed.exchange(true, ordering: .relaxed) else { return }
-        let note = "notifbridge: standard output is closed (\(String(cString: strerror(failure)))); nothing more is printed there\n"
-        _ = Array(note.utf8).withUnsafeBytes { Self.writeAll($0, to: STDERR_FILENO) }
-    }
-
-    /// Writes every byte, through short writes and interruptions; the errno that stopped it, if any.
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32 = STDOUT_FILENO) -> Int32? {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            offset += written
-        }
-        return nil
     }
 }
 

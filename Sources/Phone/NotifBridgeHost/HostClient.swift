@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
 import NotifBridgeTCP
@@ -158,7 +157,7 @@ public final class HostClient: Sendable {
     /// Waits for the key exchange (or its resumption) to complete.
     @discardableResult
     public func waitUntilEstablished(timeout: Duration = .seconds(15)) async throws -> (exchangeID: UInt64, suite: String, resumed: Bool) {
-        while let event = try await mailbox.next(timeout: timeout, waitingFor: "the key exchange") {
+        while let event = try await nextDuringExchange(timeout: timeout) {
             switch event {
             case .established(let id, let suite, let resumed): return (id, suite, resumed)
             case .closed(let reason): throw HostFailure(description: "link closed before the key exchange completed: \(reason)")
@@ -167,6 +166,16 @@ public final class HostClient: Sendable {
             }
         }
         throw HostFailure(description: "link closed before the key exchange completed")
+    }
+
+    /// A connection that stays silent is most often something other than an accessory on that
+    /// port (a web server answers and closes, which reads as "closed" instead).
+    private func nextDuringExchange(timeout: Duration) async throws -> HostClientEvent? {
+        do {
+            return try await mailbox.next(timeout: timeout, waitingFor: "the key exchange")
+        } catch let error as HostTimeout {
+            throw HostFailure(description: "\(error) (\(timeout)): the connection is open but nothing answered; is a NotifBridge accessory listening there?")
+        }
     }
 
     /// Waits until every sequence in `sequences` has a receipt; returns the receipts.
@@ -278,12 +287,4 @@ public final class HostClient: Sendable {
 public struct HostFailure: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
-}
-
-/// What a socket error says to a person: NIO's `IOError` reads
-/// `read(descriptor:pointer:size:): Connection reset by peer) (errno: 104)`, of which the system's
-/// message is the part that helps.
-func socketErrorText(_ error: any Error) -> String {
-    guard let error = error as? IOError else { return "\(error)" }
-    return "\(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))"
 }

@@ -36,11 +36,13 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0 picks a free one and prints it).")
     var port: Int = TCPLink.defaultPort
 
-    @Option(help: "Key suite the accessory offers: xwing or p256 (Bluetooth-only fallback).")
-    var suite: CipherSuite = .xWing
+    @Option(name: .customLong("suite"), help: "Key suite the accessory offers.")
+    var suiteOption: SuiteOption = .xwing
+    var suite: CipherSuite { suiteOption.suite }
 
-    @Option(help: "tcp (the development link) or ble (a BlueZ GATT peripheral; Linux).")
-    var transport: LinkTransport = .tcp
+    @Option(name: .customLong("transport"), help: "tcp (the development link; with a non-loopback --host, the local network) or ble (a BlueZ GATT peripheral; Linux).")
+    var transportOption = AccessoryTransport(.tcp)
+    var transport: LinkTransport { transportOption.transport }
 
     @Option(help: "Bluetooth adapter for --transport ble.")
     var adapter: String = "hci0"
@@ -343,6 +345,22 @@ enum LinkTransport: String, ExpressibleByArgument, CaseIterable {
     case lan
     /// The phone only: sealed with the internet ratchet and posted to a relay.
     case internet
+}
+
+/// The accessory's --transport. Only tcp and ble are listed; lan and internet parse, so that
+/// `validate()` can say how the accessory serves those instead.
+struct AccessoryTransport: ExpressibleByArgument {
+    var transport: LinkTransport
+
+    init(_ transport: LinkTransport) { self.transport = transport }
+
+    init?(argument: String) {
+        guard let transport = LinkTransport(rawValue: argument) else { return nil }
+        self.transport = transport
+    }
+
+    static var allValueStrings: [String] { [LinkTransport.tcp, .ble].map(\.rawValue) }
+    var defaultValueDescription: String { transport.rawValue }
 }
 
 /// What the accessory and the iPhone are given to reach a relay: an accessory ID and a token in

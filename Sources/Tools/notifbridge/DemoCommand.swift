@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeDisplay
 import NotifBridgeFixtures
@@ -16,7 +17,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Start an accessory process and a simulated iPhone against it over loopback, and forward the fixture corpus."
     )
 
-    @Option(help: "Key suite: xwing (default) or p256.") var suite: CipherSuite = .xWing
+    @Option(name: .customLong("suite"), help: "Key suite.") var suiteOption: SuiteOption = .xwing
+    var suite: CipherSuite { suiteOption.suite }
     @Option(help: "Seconds between notifications, so the flow can be followed.") var pause: Double = 0.3
     @OptionGroup var common: CommonOptions
 
@@ -58,6 +60,15 @@ struct DemoCommand: AsyncParsableCommand {
         accessory.stop()
         try await accessory.waitForExit()
         printer.line("\(summary), all decrypted by accessory process \(accessory.pid) over TCP with \(suite.rawValue)")
+        let heldBack = accessory.heldBack
+        if heldBack > 0 {
+            // The burst's summary alert comes once its window has room, after the demo has ended.
+            let limit = BurstLimiter.Limit()
+            printer.line(
+                "\(heldBack) of them were listed without alerting, as part of a burst (at most \(limit.maxAlerts) alerts in \(Int(limit.windowSeconds)) s); "
+                    + "an accessory left running announces them in one summary alert once the window has room"
+            )
+        }
         if summary.acknowledged < summary.sent { throw ExitCode(1) }
     }
 }
@@ -67,7 +78,11 @@ final class AccessoryProcess: Sendable {
     private let process: Process
     private let port = Mutex<Int?>(nil)
     private let exited = Mutex(false)
+    private let burstLines = Mutex(0)
     let pid: Int32
+
+    /// How many notifications the accessory listed as part of a burst, from its lines.
+    var heldBack: Int { burstLines.withLock { $0 } }
 
     private init(process: Process) {
         self.process = process
@@ -103,6 +118,9 @@ final class AccessoryProcess: Sendable {
                     if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
                         self.port.withLock { $0 = port }
                     }
+                    // The terminal presenter's line for a notification a burst held back (the
+                    // planner's reason); the corpus's own text does not end this way.
+                    if let self, line.hasSuffix("[listed: part of a burst; counted in the next summary alert]") { self.burstLines.withLock { $0 += 1 } }
                     // The accessory already made peer text safe; this keeps the relay safe even so.
                     shown += "  accessory │ " + terminalSafe(line) + "\n"
                 }

@@ -55,13 +55,33 @@ struct CommonOptions: ParsableArguments {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-extension CipherSuite: ExpressibleByArgument {
-    public init?(argument: String) {
-        self.init(wireName: argument)
+/// A key suite as the command line spells it. (ArgumentParser shows a raw-valued enum's default
+/// by its raw value, so `CipherSuite` itself would show `XWing`.)
+enum SuiteOption: String, CaseIterable, ExpressibleByArgument {
+    case xwing, p256
+
+    init?(argument: String) {
+        switch CipherSuite(wireName: argument) {
+        case .xWing: self = .xwing
+        case .p256: self = .p256
+        case nil: return nil
+        }
     }
 
-    public static var allValueStrings: [String] { ["xwing", "p256"] }
-    public var defaultValueDescription: String { rawValue.lowercased() }
+    var suite: CipherSuite {
+        switch self {
+        case .xwing: .xWing
+        case .p256: .p256
+        }
+    }
+
+    /// Shown beside each value in --help.
+    var defaultValueDescription: String {
+        switch self {
+        case .xwing: "X-Wing (ML-KEM-768 + X25519): post-quantum; required on the local network and the internet"
+        case .p256: "P-256: a Bluetooth-only fallback (or loopback, for development)"
+        }
+    }
 }
 
 func defaultStateDirectory() -> String {

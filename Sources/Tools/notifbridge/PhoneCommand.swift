@@ -33,7 +33,8 @@ struct PhoneCommand: AsyncParsableCommand {
 struct PhoneTarget: ParsableArguments {
     @Option(help: "Accessory address.") var host: String = "127.0.0.1"
     @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
-    @Option(help: "Suites the iPhone accepts, in preference order (repeatable).") var suite: [CipherSuite] = [.xWing, .p256]
+    @Option(name: .customLong("suite"), help: "Suites the iPhone accepts, in preference order (repeatable).") var suiteOptions: [SuiteOption] = [.xwing, .p256]
+    var suite: [CipherSuite] { suiteOptions.map(\.suite) }
     @Option(help: "tcp (the development link), ble (a BlueZ GATT central), lan (TCP to an accessory found with DNS-SD, X-Wing only; Linux) or internet (posted to a relay; forward only).") var transport: LinkTransport = .tcp
     @Option(help: "Seconds to browse the local network, for --transport lan.") var discoveryTimeout: Double = 5
     @Option(help: "With --transport lan, the DNS-SD instance name to connect to.") var serviceName: String?
@@ -43,20 +44,6 @@ struct PhoneTarget: ParsableArguments {
     @Flag(help: "Write chunks as write commands (without response) over Bluetooth.") var withoutResponse = false
     @Option(help: "The iPhone's internet keys (a 0600 JSON file): saved here after an X-Wing exchange over a link, read by --transport internet.")
     var internetPairing: String?
-    @Option(help: "With --transport internet, the relay: http://HOST:PORT or https://HOST.") var relay: String?
-    @Option(help: "With --transport internet, the accessory's ID at the relay.") var relayId: String?
-    @Option(help: "With --transport internet, a file holding the accessory's post token at the relay.") var relayTokenFile: String?
-
-    func validate() throws {
-        let relayOptions = [relay, relayId, relayTokenFile].compactMap { $0 }
-        if transport == .internet {
-            guard relayOptions.count == 3, internetPairing != nil else {
-                throw ValidationError("--transport internet needs --relay, --relay-id, --relay-token-file and --internet-pairing")
-            }
-        } else if !relayOptions.isEmpty {
-            throw ValidationError("--relay, --relay-id and --relay-token-file are for --transport internet")
-        }
-    }
 
     /// Saves the internet keys of the exchange `session` completed, if --internet-pairing asks.
     func saveInternetPairing(from session: HostSession) throws {
@@ -69,8 +56,8 @@ struct PhoneTarget: ParsableArguments {
     }
 
     /// The internet transport: the pairing saved by an earlier exchange, posting to the relay.
-    func internetTransport() throws -> InternetTransport {
-        guard let internetPairing, let relay, let relayId, let relayTokenFile else {
+    func internetTransport(_ target: RelayTarget) throws -> InternetTransport {
+        guard let internetPairing, let relay = target.relay, let relayId = target.relayId, let relayTokenFile = target.relayTokenFile else {
             throw CommandFailure("--transport internet needs --relay, --relay-id, --relay-token-file and --internet-pairing")
         }
         try RelayCredentials.check(id: relayId)
@@ -134,6 +121,25 @@ struct PhoneTarget: ParsableArguments {
     #endif
 }
 
+/// Where `phone forward --transport internet` posts: only forward carries events without a link.
+struct RelayTarget: ParsableArguments {
+    @Option(help: "With --transport internet, the relay: http://HOST:PORT or https://HOST.") var relay: String?
+    @Option(help: "With --transport internet, the accessory's ID at the relay.") var relayId: String?
+    @Option(help: "With --transport internet, a file holding the accessory's post token at the relay.") var relayTokenFile: String?
+
+    /// The relay options go with --transport internet, all three, and only with it.
+    func validate(for target: PhoneTarget) throws {
+        let given = [relay, relayId, relayTokenFile].compactMap { $0 }
+        if target.transport == .internet {
+            guard given.count == 3, target.internetPairing != nil else {
+                throw ValidationError("--transport internet needs --relay, --relay-id, --relay-token-file and --internet-pairing")
+            }
+        } else if !given.isEmpty {
+            throw ValidationError("--relay, --relay-id and --relay-token-file are for --transport internet")
+        }
+    }
+}
+
 extension PhoneCommand {
 struct Forward: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -150,6 +156,7 @@ struct Forward: AsyncParsableCommand {
     }
 
     @OptionGroup var target: PhoneTarget
+    @OptionGroup var relayTarget: RelayTarget
     @Option(help: "JSON file with the operations to forward.") var file: String?
 
     @Option(help: "Operation built from flags: add, update, remove or remove-all.") var op: Operation = .add
@@ -169,6 +176,7 @@ struct Forward: AsyncParsableCommand {
 
     func validate() throws {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
+        try relayTarget.validate(for: target)
         if file == nil, op == .add || op == .update, title == nil, body == nil {
             throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
         }
@@ -196,7 +204,7 @@ struct Forward: AsyncParsableCommand {
     /// Over the internet each event is sealed, saved and posted; the receipts would come back as
     /// pushes, so the relay's acceptance is what is reported.
     private func post(_ operations: [HostOperation], printer: PhonePrinter) async throws {
-        let transport = try target.internetTransport()
+        let transport = try target.internetTransport(relayTarget)
         var posted = 0
         for operation in operations {
             do {
@@ -213,17 +221,7 @@ struct Forward: AsyncParsableCommand {
 
     private func loadOperations() throws -> [HostOperation] {
         if let file {
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                throw CommandFailure("cannot read --file \(file): \(error.localizedDescription)")
-            }
-            do {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .iso8601
-                return try decoder.decode([HostOperation].self, from: data)
-            } catch {
-                throw CommandFailure("--file \(file) is not a JSON array of operations: \(error)")
-            }
+            return try OperationFile.read([HostOperation].self, path: file, option: "--file")
         }
         let id = id ?? UUID().uuidString
         var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)

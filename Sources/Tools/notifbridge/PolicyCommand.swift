@@ -53,14 +53,7 @@ struct PolicyCommand: AsyncParsableCommand {
         } else {
             minute = AccessoryDaemon.localMinuteOfDay()
         }
-        let operation: HostOperation
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            operation = try decoder.decode(HostOperation.self, from: Data(contentsOf: URL(fileURLWithPath: sample)))
-        } catch {
-            throw CommandFailure("--sample \(sample) is not one add operation: \(error)")
-        }
+        let operation = try OperationFile.read(HostOperation.self, path: sample, option: "--sample")
         guard case .add(let notification, let alerting) = operation else {
             throw CommandFailure("--sample \(sample) must be an add operation; only adds alert")
         }

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 import NotifBridgeRelayCore
+import NotifBridgeTCP
 import Synchronization
 
 /// The accessory's side of its inbox at a relay (docs/PROTOCOL.md §11): one WebSocket at a time,
@@ -83,7 +84,7 @@ public struct RelayInboxClient: Sendable {
             } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
                 reason = await upgradeRefusal() ?? "\(error)"
             } catch {
-                reason = "\(error)"
+                reason = socketErrorText(error)
             }
             // A connection that carried messages was a success: start the delays over.
             if carried.value.withLock({ $0 }) { delay = configuration.minRetryDelay }

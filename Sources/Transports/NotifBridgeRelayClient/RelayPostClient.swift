@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NotifBridgeHostCore
+import NotifBridgeTCP
 
 /// The transport extension's upload for the internet transport (docs/PROTOCOL.md §11.5): one
 /// sealed message per `POST /v1/accessories/{id}/messages`, authorised with the accessory's post
@@ -76,7 +77,7 @@ public struct RelayPostClient: Sendable {
             status = response.status
             body = try await response.body.collect(upTo: Self.maxResponseLength)
         } catch {
-            throw .unreachable("\(error)")
+            throw .unreachable(socketErrorText(error))
         }
         let text = String(buffer: body)
         switch status.code {

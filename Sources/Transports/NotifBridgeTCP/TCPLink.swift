@@ -26,8 +26,12 @@ public enum TCPLink {
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
                 }
-        } catch let error as IOError {
-            throw ListenFailure(host: host, port: port, reason: error.errnoCode == EADDRINUSE ? "the port is already in use" : "\(error)")
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw ListenFailure(host: host, port: port, reason: "the port is already in use")
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ListenFailure(host: host, port: port, reason: socketErrorText(error))
         }
     }
 
@@ -51,9 +55,10 @@ public enum TCPLink {
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
                 }
-        } catch let error as NIOConnectionError {
-            let reason = error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" } ?? "\(error)"
-            throw ConnectFailure(host: host, port: port, reason: reason)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ConnectFailure(host: host, port: port, reason: socketErrorText(error))
         }
     }
 
