@@ -128,7 +128,7 @@ let package = Package(
             name: "NotifBridgeAccessory",
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
-                "NotifBridgeDisplay", "NotifBridgeFiles", "NotifBridgeHooks", "NotifBridgeLogGate", nioCore, nioPosix, logging, serviceLifecycle,
+                "NotifBridgeDisplay", "NotifBridgeHooks", "NotifBridgeLogGate", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
             swiftSettings: swiftSettings
@@ -322,7 +322,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
-                "NotifBridgeDashboard", "NotifBridgeWebServing", "NotifBridgeFiles",
+                "NotifBridgeDashboard", "NotifBridgeWebServing",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
@@ -431,11 +431,6 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeLogGateTests",
             dependencies: ["NotifBridgeLogGate"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "NotifBridgeFilesTests",
-            dependencies: ["NotifBridgeFiles"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

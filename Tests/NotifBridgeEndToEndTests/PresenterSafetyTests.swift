@@ -70,7 +70,7 @@ struct PresenterSafetyTests {
     @Test("respond list shows each field safely")
     func respondList() {
         let listed = ListedNotification(
-            source: Self.hostile, id: Self.hostile, app: Self.hostile, title: Self.hostile, subtitle: Self.hostile, body: Self.hostile + "\nfake line",
+            source: Self.hostile, id: Self.hostile, app: Self.hostile, title: Self.hostile, body: Self.hostile + "\nfake line",
             actions: [.init(id: Self.hostile, title: Self.hostile, type: "background")], alerted: true, receivedAt: Date()
         )
         let output = listed.terminalLines.joined(separator: "\n")

@@ -25,10 +25,7 @@ struct RespondListTests {
                 sequence += 1
                 var event = HostEvent()
                 event.sequence = sequence
-                let note = HostNotification(
-                    source: "com.apple.MobileSMS", id: "n\(index)", sourceName: "Messages", title: "Title \(index)",
-                    subtitle: index.isMultiple(of: 2) ? "Subtitle \(index)" : nil, body: String(repeating: "body ", count: 80)
-                )
+                let note = HostNotification(source: "com.apple.MobileSMS", id: "n\(index)", sourceName: "Messages", title: "Title \(index)", body: String(repeating: "body ", count: 80))
                 event.event = try DataProvider.event(for: .add(note, .standard), now: Date())
                 return (event: event, exchangeID: exchange.exchangeID)
             }
@@ -54,19 +51,6 @@ struct RespondListTests {
         let end = try await ControlClient.send(ControlRequest(op: .list), socketPath: accessory.daemon.configuration.controlSocketPath) { ids.append($0.id) }
         #expect(end == ControlReply(ok: true, count: 1000))
         #expect(ids == (0..<1000).reversed().map { "n\($0)" })
-    }
-
-    @Test("The subtitle is listed, on its own line below the title, when the notification has one")
-    func subtitle() async throws {
-        let directory = try TemporaryDirectory("list-subtitle")
-        defer { directory.remove() }
-        let accessory = try await Self.start(directory, storing: 2)
-        defer { Task { await accessory.stop() } }
-        var listed: [ListedNotification] = []
-        _ = try await accessory.daemon.control.list(ControlRequest(op: .list)) { listed.append($0) }
-        #expect(listed.map(\.subtitle) == [nil, "Subtitle 0"])
-        #expect(listed[1].terminalLines[1] == "    Subtitle 0")
-        #expect(listed[0].terminalLines[1].hasPrefix("    body "))
     }
 
     @Test("--limit: exactly that many, around the store's page size and the total", arguments: [

@@ -236,7 +236,6 @@ public struct ControlService: Sendable {
             id: record.notificationIdentifier,
             app: n.sourceName,
             title: n.hasTitle ? n.title : nil,
-            subtitle: n.hasSubtitle ? n.subtitle : nil,
             body: n.hasBody ? n.body.plainText : nil,
             actions: n.actions.map { .init(id: $0.identifier, title: $0.hasTitle ? $0.title : nil, type: typeName($0.type)) },
             category: n.category == .unspecified ? nil : String(describing: n.category),

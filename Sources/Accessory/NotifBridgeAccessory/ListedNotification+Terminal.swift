@@ -8,7 +8,6 @@ extension ListedNotification {
         let safe = { (text: String) in terminalSafe(text) }
         let marks = (alerted ? "  (alerted)" : "") + (removed ? "  (removed)" : "")
         var lines = ["\(safe(source)) \(safe(id))  \(safe(app))\(title.map { " — \(safe($0))" } ?? "")\(marks)"]
-        if let subtitle { lines.append("    \(safe(subtitle))") }
         if let body { lines.append("    \(terminalSafe(body, lineBreak: "\n    "))") }
         if bodyOmitted == true { lines.append("    (body too long to list)") }
         for action in actions {

@@ -1,7 +1,6 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeDisplay
-import NotifBridgeFiles
 import NotifBridgeStore
 
 /// The accessory's settings file (JSON), read once at start. Every key is optional; unknown keys

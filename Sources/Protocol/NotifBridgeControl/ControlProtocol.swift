@@ -79,7 +79,6 @@ public struct ListedNotification: Codable, Sendable, Hashable {
     public var id: String
     public var app: String
     public var title: String?
-    public var subtitle: String?
     public var body: String?
     public var actions: [Action]
     /// The ANCS category, for notifications that came through ANCS.
@@ -93,14 +92,13 @@ public struct ListedNotification: Codable, Sendable, Hashable {
     public var bodyOmitted: Bool?
 
     public init(
-        source: String, id: String, app: String, title: String?, subtitle: String? = nil, body: String?, actions: [Action],
+        source: String, id: String, app: String, title: String?, body: String?, actions: [Action],
         category: String? = nil, alerted: Bool, removed: Bool = false, receivedAt: Date, bodyOmitted: Bool? = nil
     ) {
         self.source = source
         self.id = id
         self.app = app
         self.title = title
-        self.subtitle = subtitle
         self.body = body
         self.actions = actions
         self.category = category

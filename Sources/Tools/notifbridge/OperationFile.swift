@@ -1,5 +1,5 @@
 import Foundation
-import NotifBridgeFiles
+import NotifBridgeAccessory
 import NotifBridgeHostCore
 
 /// The simulated iPhone's operation files (`phone forward --file`, `policy --sample`): JSON in

@@ -1,5 +1,5 @@
 import Foundation
-import NotifBridgeFiles
+import NotifBridgeAccessory
 import Testing
 
 /// Errors in hand-written JSON files, named by their place in the file.
