@@ -125,6 +125,21 @@ struct RelayStoreTests {
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    @Test("Inbox digests for the open-inbox check: the registered IDs' only, up to the lookup limit")
+    func inboxDigests() throws {
+        let directory = try TemporaryDirectory("relay")
+        defer { directory.remove() }
+        let store = try registered(directory)
+        try store.register(accessory: "watch-2", inbox: try token(3), post: try token(4))
+        #expect(try store.inboxDigests(of: []) == [:])
+        let atLimit = (1...maxDigestLookup - 2).map { "absent-\($0)" } + ["watch-2", "watch-1"]
+        let digests = try store.inboxDigests(of: atLimit)
+        #expect(digests == ["watch-1": RelayToken.digest(of: try token(1).text), "watch-2": RelayToken.digest(of: try token(3).text)])
+        #expect(throws: RelayError.self) { try store.inboxDigests(of: atLimit + ["watch-3"]) }
+        try store.register(accessory: "watch-1", inbox: try token(5), post: try token(2))
+        #expect(try store.inboxDigests(of: ["watch-1"]) == ["watch-1": RelayToken.digest(of: try token(5).text)])
+    }
+
     @Test("Accessory IDs: 64 characters are taken, 65 and foreign characters refused", arguments: [
         (String(repeating: "a", count: 64), true), (String(repeating: "a", count: 65), false), ("", false),
         ("watch 1", false), ("wätch", false), ("Watch_1-b", true),

@@ -46,6 +46,9 @@ struct PostgresRelayTests {
             #expect(try await store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .inbox))
             #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .post))
             #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-2", as: .inbox))
+            let atLimit = (1...maxDigestLookup - 1).map { "absent-\($0)" } + ["watch-1"]
+            #expect(try await store.inboxDigests(of: atLimit) == ["watch-1": RelayToken.digest(of: RelayServerTests.inbox.text)])
+            await #expect(throws: RelayError.self) { try await store.inboxDigests(of: atLimit + ["watch-2"]) }
         }
     }
 

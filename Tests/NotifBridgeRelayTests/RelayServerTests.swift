@@ -288,13 +288,15 @@ struct RelayServerTests {
 
     /// An inbox that reads until the relay closes it (the task's value is the close frame);
     /// `delivered` yields once per frame.
-    static func openInbox(_ client: some TestClientProtocol) throws -> (Task<WebSocketCloseFrame?, any Error>, AsyncStream<Void>) {
+    static func openInbox(
+        _ client: some TestClientProtocol, accessory: String = accessory, token: String = inbox.text
+    ) throws -> (Task<WebSocketCloseFrame?, any Error>, AsyncStream<Void>) {
         let port = try #require(client.port)
         let (delivered, deliveredContinuation) = AsyncStream<Void>.makeStream()
         let reader = Task {
             try await WebSocketClient.connect(
                 url: "ws://127.0.0.1:\(port)/v1/accessories/\(accessory)/inbox",
-                configuration: .init(additionalHeaders: [.authorization: "Bearer \(inbox.text)"]),
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]),
                 logger: Logger(label: "inbox-test")
             ) { inbound, _, _ in
                 for try await _ in inbound.messages(maxSize: 1 << 20) { deliveredContinuation.yield() }
@@ -338,6 +340,32 @@ struct RelayServerTests {
             }
             let frames = try await Self.readInbox(client, count: 1, token: newInbox.text) { _ in [1] }
             #expect(frames == [.deliver(seq: 1, message: [1])])
+        }
+    }
+
+    @Test("the token check covers every open inbox in one pass, and ends only the inbox whose token was replaced")
+    func reRegisterEndsOnlyThatInbox() async throws {
+        let directory = try TemporaryDirectory("relay-reregister-one")
+        defer { directory.remove() }
+        let configuration = RelayServer.Configuration(port: 0, tokenCheckInterval: .milliseconds(100))
+        let otherInbox = try RelayToken(randomBytes: Array(repeating: 0xD4, count: 32))
+        let otherPost = try RelayToken(randomBytes: Array(repeating: 0xE5, count: 32))
+        try await Self.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { store, client in
+            try store.register(accessory: "watch-2", inbox: otherInbox, post: otherPost)
+            _ = try await Self.post(client, [1])
+            _ = try await Self.post(client, [2], token: otherPost.text, to: "watch-2")
+            let (first, firstDelivered) = try Self.openInbox(client)
+            let (second, secondDelivered) = try Self.openInbox(client, accessory: "watch-2", token: otherInbox.text)
+            var secondFrames = secondDelivered.makeAsyncIterator()
+            for await _ in firstDelivered { break }
+            _ = await secondFrames.next()
+            try store.register(accessory: Self.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: Self.post)
+            #expect(try await first.value?.closeCode == WebSocketErrorCode.policyViolation)
+            // Several passes later the other inbox is still open: a new post reaches it.
+            try await Task.sleep(for: .milliseconds(350))
+            _ = try await Self.post(client, [3], token: otherPost.text, to: "watch-2")
+            #expect(await secondFrames.next() != nil)
+            second.cancel()
         }
     }
 

@@ -35,6 +35,8 @@ final class InboxConnection: Sendable {
     }
 
     let accessoryID: String
+    /// The inbox token the connection was opened with, for ``TokenWatch``.
+    let token: String
     let output: AsyncStream<Output>
     private let continuation: AsyncStream<Output>.Continuation
     private let inputs: AsyncStream<Input>
@@ -49,10 +51,11 @@ final class InboxConnection: Sendable {
     private let now: @Sendable () -> Date
 
     init(
-        accessoryID: String, store: any RelayStorage, pusher: (any APNsPushing)?, pushes: RateGate, logger: Logger, gate: LogGate,
+        accessoryID: String, token: String, store: any RelayStorage, pusher: (any APNsPushing)?, pushes: RateGate, logger: Logger, gate: LogGate,
         now: @escaping @Sendable () -> Date
     ) {
         self.accessoryID = accessoryID
+        self.token = token
         self.store = store
         self.pusher = pusher
         self.pushes = pushes
@@ -217,4 +220,7 @@ final class InboxHub: Sendable {
 
     /// How many inboxes are open.
     var count: Int { connections.withLock { $0.count } }
+
+    /// The inboxes open now.
+    var open: [InboxConnection] { connections.withLock { Array($0.values) } }
 }

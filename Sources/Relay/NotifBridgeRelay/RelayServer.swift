@@ -39,7 +39,7 @@ public struct RelayServer: Sendable {
         public var pushRate: RateLimit
         /// Posts per accessory; one past it is refused with 429 and a `Retry-After` (§11.4).
         public var postRate: RateLimit
-        /// How often an open inbox checks that its token is still the accessory's: a token
+        /// How often the open inboxes' tokens are checked against the store (``TokenWatch``): a token
         /// replaced by `relay register` (a lost or leaked one) ends the inbox opened with it
         /// within this time, in this relay instance or another on the same database.
         public var tokenCheckInterval: Duration
@@ -117,6 +117,7 @@ public struct RelayServer: Sendable {
             services: [
                 Sweeper(store: store, interval: configuration.sweepInterval, logger: logger, now: now),
                 ElsewherePosts(store: store, hub: hub),
+                TokenWatch(store: store, hub: hub, interval: configuration.tokenCheckInterval, logger: logger),
                 LogSummaries(gate: gate, logger: logger),
             ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
@@ -212,7 +213,7 @@ public struct RelayServer: Sendable {
     }
 
     private func serveInbox(_ id: String, token: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let connection = InboxConnection(accessoryID: id, store: store, pusher: pusher, pushes: pushes, logger: logger, gate: gate, now: now)
+        let connection = InboxConnection(accessoryID: id, token: token, store: store, pusher: pusher, pushes: pushes, logger: logger, gate: gate, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
         defer {
@@ -221,11 +222,7 @@ public struct RelayServer: Sendable {
         }
         // On the server's graceful shutdown, swift-websocket closes the WebSocket (normal
         // closure), which ends the pump.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await checkToken(token, of: connection) }
-            defer { group.cancelAll() }
-            try await pump(connection, inbound: inbound, outbound: outbound)
-        }
+        try await pump(connection, inbound: inbound, outbound: outbound)
         logger.info("inbox closed", metadata: ["accessory": "\(id)"])
     }
 
@@ -265,16 +262,6 @@ public struct RelayServer: Sendable {
             }
             connection.finished()
             try await group.waitForAll()
-        }
-    }
-
-    /// Ends the inbox once its token is no longer the accessory's (registered again). A store
-    /// that cannot answer leaves the inbox open: the next check asks again.
-    private func checkToken(_ token: String, of connection: InboxConnection) async {
-        while (try? await Task.sleep(for: configuration.tokenCheckInterval)) != nil {
-            guard (try? await store.authorizes(token, accessory: connection.accessoryID, as: .inbox)) != false else { continue }
-            await connection.refuse(RelayError(.unauthorized, "the inbox token was replaced (relay register); connect with the new one"))
-            return
         }
     }
 }

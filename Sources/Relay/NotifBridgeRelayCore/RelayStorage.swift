@@ -23,6 +23,10 @@ public struct UnknownRelayAccessory: Error, CustomStringConvertible {
 /// machine, or PostgreSQL shared by several relay instances. Every method that changes the
 /// queues returns only once the change is durable. The rules (limits, what to send) are this
 /// module's; a store only applies them.
+/// The most accessory IDs one ``RelayStorage/inboxDigests(of:)`` call takes: well under the
+/// bound parameters a statement may have in SQLite (32,766) and PostgreSQL (65,535).
+public let maxDigestLookup = 500
+
 public protocol RelayStorage: Sendable {
     var limits: RelayLimits { get }
 
@@ -33,6 +37,11 @@ public protocol RelayStorage: Sendable {
     /// Whether `token` is the accessory's token for `role`; an unknown accessory is refused the
     /// same way as a wrong token.
     func authorizes(_ token: String, accessory id: String, as role: RelayRole) async throws -> Bool
+
+    /// The digests of the inbox tokens of those of `ids` that are registered, in one query, for
+    /// the relay's check of its open inboxes. More than ``maxDigestLookup`` IDs are refused
+    /// (`RelayError.tooLarge`).
+    func inboxDigests(of ids: [String]) async throws -> [String: [UInt8]]
 
     /// Queues several posts in one transaction (group commit); each is admitted or refused on its
     /// own (``RelayAdmission``) against the queue as the posts before it left it. A failure of

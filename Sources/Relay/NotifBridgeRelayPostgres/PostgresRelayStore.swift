@@ -217,6 +217,16 @@ public final class PostgresRelayStore: RelayStorage {
         return RelayToken.matches(token, stored: Array(stored ?? Data(count: 32)))
     }
 
+    public func inboxDigests(of ids: [String]) async throws -> [String: [UInt8]] {
+        guard ids.count <= maxDigestLookup else { throw RelayError(.tooLarge, "at most \(maxDigestLookup) accessory IDs a lookup, not \(ids.count)") }
+        guard !ids.isEmpty else { return [:] }
+        var digests: [String: [UInt8]] = [:]
+        for try await (id, digest) in try await client.query("SELECT id, inbox_digest FROM relay_accessory WHERE id = ANY(\(ids))", logger: logger).decode((String, Data).self) {
+            digests[id] = Array(digest)
+        }
+        return digests
+    }
+
     public func postBatch(_ posts: [(message: [UInt8], accessoryID: String)], now: Date) async throws -> [Result<UInt64, any Error>] {
         try await client.withTransaction(logger: logger) { connection in
             var results: [Result<UInt64, any Error>] = []

@@ -83,6 +83,16 @@ public final class RelayStore: RelayStorage {
         return RelayToken.matches(token, stored: Array(stored ?? Data(count: 32)))
     }
 
+    public func inboxDigests(of ids: [String]) throws -> [String: [UInt8]] {
+        guard ids.count <= maxDigestLookup else { throw RelayError(.tooLarge, "at most \(maxDigestLookup) accessory IDs a lookup, not \(ids.count)") }
+        guard !ids.isEmpty else { return [:] }
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        return try database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, inbox_digest FROM accessory WHERE id IN (\(placeholders))", arguments: StatementArguments(ids))
+            return Dictionary(uniqueKeysWithValues: rows.map { row -> (String, [UInt8]) in (row["id"], Array(row["inbox_digest"] as Data)) })
+        }
+    }
+
     /// Queues a message for an accessory and returns its number; refuses it, keeping everything
     /// that waits, when a limit says so (`RelayAdmission`).
     public func post(_ message: [UInt8], to id: String, now: Date) throws -> UInt64 {

@@ -1,0 +1,48 @@
+import Logging
+import NotifBridgeRelayCore
+import ServiceLifecycle
+
+/// Ends each open inbox whose token is no longer its accessory's: `relay register` replaced a
+/// lost or leaked token, in this relay instance or another on the same database. Every
+/// `interval` it reads the inbox-token digests of all open inboxes, one query for up to
+/// ``maxDigestLookup`` of them, instead of one query per inbox: 10,000 open inboxes checked
+/// every 5 s cost 20 queries, not 10,000.
+struct TokenWatch: Service {
+    let store: any RelayStorage
+    let hub: InboxHub
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: interval)
+                    await check()
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+
+    /// One pass over the inboxes open now. A store that cannot answer leaves them open: the next
+    /// pass asks again.
+    func check() async {
+        let open = hub.open
+        for start in stride(from: 0, to: open.count, by: maxDigestLookup) {
+            let batch = open[start..<min(open.count, start + maxDigestLookup)]
+            let digests: [String: [UInt8]]
+            do {
+                digests = try await store.inboxDigests(of: batch.map(\.accessoryID))
+            } catch {
+                logger.warning("checking the open inboxes' tokens failed; checking again in \(interval)", metadata: ["error": "\(error)"])
+                return
+            }
+            // An accessory no longer registered has no digest, and its inbox ends too.
+            for connection in batch where !RelayToken.matches(connection.token, stored: digests[connection.accessoryID] ?? []) {
+                await connection.refuse(RelayError(.unauthorized, "the inbox token was replaced (relay register); connect with the new one"))
+            }
+        }
+    }
+}
