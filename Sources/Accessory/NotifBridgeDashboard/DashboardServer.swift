@@ -311,7 +311,7 @@ struct DashboardService<App: ApplicationProtocol>: Service {
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw Failure(description: "cannot serve the dashboard on \(address): the port is already in use")
         } catch {
-            throw Failure(description: "cannot serve the dashboard on \(address): \(error)")
+            throw Failure(description: "cannot serve the dashboard on \(address): \(socketErrorText(error))")
         }
     }
 }

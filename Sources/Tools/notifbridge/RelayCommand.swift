@@ -8,8 +8,9 @@ import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayPostgres
 import NotifBridgeRelayStore
-import NotifBridgeWebServing
 import NotifBridgeStore
+import NotifBridgeTCP
+import NotifBridgeWebServing
 
 /// `notifbridge relay`: the internet transport's relay (docs/PROTOCOL.md §11), and the
 /// registration that gives an accessory its two tokens.
@@ -162,6 +163,8 @@ struct RelayCommand: AsyncParsableCommand {
                     }
                 } catch let error as IOError where error.errnoCode == EADDRINUSE {
                     throw CommandFailure("cannot listen on \(host):\(port): the port is already in use")
+                } catch let error as IOError {
+                    throw CommandFailure("cannot listen on \(host):\(port): \(socketErrorText(error))")
                 }
             }
             try await apns?.shutdown()
