@@ -113,6 +113,19 @@ struct ExecutableTests {
         #expect(phone.errors.contains("Error: " + (message.hasPrefix("cannot") ? "" : "--file \(file.path): ") + message), "\(phone.errors)")
     }
 
+    /// The phone's --port at both ends of the range: inside it, the connection is tried (and
+    /// refused: nothing listens on 1 or 65535 here); outside it, the option is refused.
+    @Test("phone --port: 1 and 65535 are tried, 0 and 65536 refused", arguments: [
+        ("1", "cannot connect to the accessory at 127.0.0.1:1"), ("65535", "cannot connect to the accessory at 127.0.0.1:65535"),
+        ("0", "--port 0 is not a TCP port an accessory listens on (1...65535)"),
+        ("65536", "--port 65536 is not a TCP port an accessory listens on (1...65535)"),
+    ])
+    func phonePort(port: String, message: String) throws {
+        let phone = try Self.run(["phone", "forward", "--title", "x", "--port=\(port)", "--timeout", "2"])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains(message), "\(phone.errors)")
+    }
+
     /// Runs the executable to its end: its exit status and what it printed (small outputs: each
     /// pipe is read to its end in turn).
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

@@ -45,6 +45,11 @@ struct PhoneTarget: ParsableArguments {
     @Option(help: "The iPhone's internet keys (a 0600 JSON file): saved here after an X-Wing exchange over a link, read by --transport internet.")
     var internetPairing: String?
 
+    func validate() throws {
+        // NIO would take 70000 as port 4464 and report that one refusing.
+        guard (1...65535).contains(port) else { throw ValidationError("--port \(port) is not a TCP port an accessory listens on (1...65535)") }
+    }
+
     /// Saves the internet keys of the exchange `session` completed, if --internet-pairing asks.
     func saveInternetPairing(from session: HostSession) throws {
         guard let internetPairing, transport != .internet else { return }
