@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotifBridgeCrypto
 import NotifBridgeFiles
 
 /// The secret every dashboard request carries (a cookie set from it, or `Authorization: Bearer`):
@@ -20,7 +21,7 @@ public struct DashboardToken: Sendable, Equatable {
     public static func loadOrCreate(in directory: String) throws -> (token: DashboardToken, tightened: Bool) {
         let path = (directory as NSString).appendingPathComponent(fileName)
         guard let mode = try DurableFile.mode(path) else {
-            let token = DashboardToken(value: SymmetricKey(size: .bits256).withUnsafeBytes { hex(Array($0)) })
+            let token = DashboardToken(value: SymmetricKey(size: .bits256).withUnsafeBytes { hexString($0) })
             try DurableFile.replace(path, with: Data((token.value + "\n").utf8))
             return (token, false)
         }
@@ -56,8 +57,4 @@ public struct DashboardToken: Sendable, Equatable {
     }
 
     private static let hexDigits = Set("0123456789abcdef".utf8)
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
 }

@@ -86,7 +86,7 @@ public enum RatchetVectors {
         let parameters: KeyExchangeParameters
         let chainKeys: InternetChainKeys
         if let recorded {
-            guard let encapsulatedKey = bytes(hex: recorded.encapsulatedKey) else {
+            guard let encapsulatedKey = Hex.bytes(recorded.encapsulatedKey) else {
                 throw VectorError("the recorded encapsulatedKey is not hex")
             }
             parameters = KeyExchangeParameters(cipherSuite: suite.rawValue, version: CipherSuite.versionName, identifier: identifier, encapsulatedKey: Data(encapsulatedKey))
@@ -242,18 +242,6 @@ public enum RatchetVectors {
             },
             deliveries: deliveries
         )
-    }
-
-    private static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count.isMultiple(of: 2) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for pair in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[pair..<pair + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
     }
 
     public static func load(from url: URL) throws -> File {

@@ -6,6 +6,7 @@ import NotifBridgeANCS
 import NotifBridgeBLE
 import NotifBridgeCrypto
 import NotifBridgeScenario
+import NotifBridgeVectors
 
 extension PhoneCommand {
     /// The iPhone's ANCS service over BlueZ, playing a scenario (`--file`, through the ANCS
@@ -143,7 +144,7 @@ extension PhoneCommand {
                 let fail = { (why: String) in CommandFailure("--raw-file line \(index + 1): \(why)") }
                 switch (command, words.count) {
                 case ("ns", 2), ("ds", 2):
-                    guard let bytes = bytes(hex: words[1]), bytes.count <= ANCSGATTServer.maxNotifyLength else {
+                    guard let bytes = Hex.bytes(words[1]), bytes.count <= ANCSGATTServer.maxNotifyLength else {
                         throw fail("not hex of at most \(ANCSGATTServer.maxNotifyLength) bytes")
                     }
                     return .notify(command == "ns" ? .notificationSource : .dataSource, bytes)
@@ -155,15 +156,6 @@ extension PhoneCommand {
                 default:
                     throw fail("expected `ns HEX`, `ds HEX`, `sleep MS` or `disconnect`")
                 }
-            }
-        }
-
-        private static func bytes(hex: Substring) -> [UInt8]? {
-            let digits = Array(hex.utf8)
-            guard digits.count.isMultiple(of: 2) else { return nil }
-            return try? stride(from: 0, to: digits.count, by: 2).map { index in
-                guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { throw CommandFailure("") }
-                return byte
             }
         }
     }
