@@ -19,14 +19,14 @@ public struct UnknownRelayAccessory: Error, CustomStringConvertible {
     public var description: String { "no accessory \(id) is registered with this relay" }
 }
 
-/// Where a relay keeps its accessories and their queues (docs/PROTOCOL.md §11.4): SQLite on one
-/// machine, or PostgreSQL shared by several relay instances. Every method that changes the
-/// queues returns only once the change is durable. The rules (limits, what to send) are this
-/// module's; a store only applies them.
 /// The most accessory IDs one ``RelayStorage/inboxDigests(of:)`` call takes: well under the
 /// bound parameters a statement may have in SQLite (32,766) and PostgreSQL (65,535).
 public let maxDigestLookup = 500
 
+/// Where a relay keeps its accessories and their queues (docs/PROTOCOL.md §11.4): SQLite on one
+/// machine, or PostgreSQL shared by several relay instances. Every method that changes the
+/// queues returns only once the change is durable. The rules (limits, what to send) are this
+/// module's; a store only applies them.
 public protocol RelayStorage: Sendable {
     var limits: RelayLimits { get }
 
