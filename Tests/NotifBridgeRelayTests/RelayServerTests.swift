@@ -343,7 +343,9 @@ struct RelayServerTests {
         }
     }
 
-    @Test("the token check covers every open inbox in one pass, and ends only the inbox whose token was replaced")
+    /// The time limit turns a wrongly closed second inbox (its delivery stream then never yields
+    /// again) into a failure rather than a hang.
+    @Test("the token check covers every open inbox in one pass, and ends only the inbox whose token was replaced", .timeLimit(.minutes(1)))
     func reRegisterEndsOnlyThatInbox() async throws {
         let directory = try TemporaryDirectory("relay-reregister-one")
         defer { directory.remove() }
