@@ -101,6 +101,8 @@ struct ExecutableTests {
          #"[0].notification.actions[0].type: "reply" is not one of dismiss, background, textInput"#),
         (#"[{"op": "add", "notification": {"source": "a", "sourceName": "A"}}]"#, "[0].notification.id is required"),
         (#"{"op": "removeAll"}"#, "the top level must be a list [...]"),
+        (#""removeAll""#, "the top level must be a list [...]"),
+        (#"[{"op": "removeAll"}"#, "is not valid JSON: Unexpected end of file"),
         (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "title": null, "fixture": "x"}}]"#,
          "cannot connect to the accessory at 127.0.0.1:1: Connection refused (errno 111)"),
     ])
@@ -110,7 +112,8 @@ struct ExecutableTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let phone = try Self.run(["phone", "forward", "--file", file.path, "--port", "1"])
         #expect(phone.status != 0)
-        #expect(phone.errors.contains("Error: " + (message.hasPrefix("cannot") ? "" : "--file \(file.path): ") + message), "\(phone.errors)")
+        let prefix = message.hasPrefix("cannot") ? "" : message.hasPrefix("is not valid JSON") ? "--file \(file.path) " : "--file \(file.path): "
+        #expect(phone.errors.contains("Error: " + prefix + message), "\(phone.errors)")
     }
 
     /// The phone's --port at both ends of the range: inside it, the connection is tried (and

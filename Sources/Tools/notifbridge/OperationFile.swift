@@ -24,14 +24,19 @@ enum OperationFile {
             throw CommandFailure("cannot read \(option) \(path): \(error.localizedDescription)")
         }
         let input: Any
-        do { input = try JSONSerialization.jsonObject(with: data) } catch {
-            throw CommandFailure("\(option) \(path) is not valid JSON (\((error as NSError).localizedDescription))")
+        do { input = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
+            // Foundation's localized text on Linux says only "not in the correct format"; the
+            // debug description says where ("Invalid value around character 5.").
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
+            throw CommandFailure("\(option) \(path) is not valid JSON: \(detail)")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let value: Value
         do { value = try decoder.decode(Value.self, from: data) } catch let error as DecodingError {
             throw CommandFailure("\(option) \(path): \(JSONFileErrors.describe(error, words: words))")
+        } catch {
+            throw CommandFailure("\(option) \(path): \(error)")
         }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
