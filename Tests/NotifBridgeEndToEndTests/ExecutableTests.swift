@@ -103,6 +103,8 @@ struct ExecutableTests {
         (#"{"op": "removeAll"}"#, "the top level must be a list [...]"),
         (#""removeAll""#, "the top level must be a list [...]"),
         (#"[{"op": "removeAll"}"#, "is not valid JSON: Unexpected end of file"),
+        // A key is the file's text: a control sequence in it is shown, not sent to the terminal.
+        (#"[{"op": "removeAll", "\u001b]0;owned\u0007": 1}]"#, #"unknown key [0].\u{1B}]0;owned\u{7}, which would be ignored"#),
         (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "title": null, "fixture": "x"}}]"#,
          "cannot connect to the accessory at 127.0.0.1:1: Connection refused (errno 111)"),
     ])
@@ -114,6 +116,7 @@ struct ExecutableTests {
         #expect(phone.status != 0)
         let prefix = message.hasPrefix("cannot") ? "" : message.hasPrefix("is not valid JSON") ? "--file \(file.path) " : "--file \(file.path): "
         #expect(phone.errors.contains("Error: " + prefix + message), "\(phone.errors)")
+        #expect(!phone.errors.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" }, "\(phone.errors)")
     }
 
     /// The phone's --port at both ends of the range: inside it, the connection is tried (and

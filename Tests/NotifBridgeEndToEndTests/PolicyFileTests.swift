@@ -68,7 +68,7 @@ struct PolicyFileTests {
         (#"{"retention": {"maxCount": 1.5}}"#, "retention.maxCount must be a whole number"),
         (#"{"retention": {"maxBytes": 9223372036854775808}}"#, "retention.maxBytes must be a whole number (at most 9223372036854775807), not 9223372036854775808"),
         (#"[]"#, "not a JSON object"),
-        (#"{,}"#, "is not valid JSON"),
+        (#"{,}"#, "is not valid JSON: Invalid value around character 1."),
         (#"{"display": "4by32"}"#, "display: \"4by32\" is not LINESxCOLUMNS"),
         (#"{"display": "0x32"}"#, "display: \"0x32\" is not LINESxCOLUMNS"),
         (#"{"display": "4x1001"}"#, "each 1...1000"),

@@ -109,7 +109,12 @@ public struct AccessoryConfiguration: Sendable {
         )
     }
 
-    var storePath: String { (stateDirectory as NSString).appendingPathComponent("accessory.sqlite") }
+    /// The SQLite store (with its -wal and -shm files beside it).
+    public var storePath: String { Self.storePath(stateDirectory: stateDirectory) }
+
+    public static func storePath(stateDirectory: String) -> String {
+        (stateDirectory as NSString).appendingPathComponent("accessory.sqlite")
+    }
 
     /// Where `notifbridge respond` reaches the running daemon (mode 0600 through the umask).
     public var controlSocketPath: String { Self.controlSocketPath(stateDirectory: stateDirectory) }

@@ -15,6 +15,13 @@ public enum JSONFileErrors {
         }
     }
 
+    /// What JSONSerialization found wrong with the text: the debug description, which says where
+    /// ("Invalid value around character 5."), since the localized text on Linux names no place
+    /// ("The data couldn’t be read because it isn’t in the correct format.").
+    public static func syntax(_ error: any Error) -> String {
+        (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
+    }
+
     /// One line for a decoding error. `words` gives the values of keys that take one of a fixed
     /// set of words, to name them when a value is not one of them: by the key and the key of the
     /// object holding it (`hook.on`, `actions.type`; indices left out).

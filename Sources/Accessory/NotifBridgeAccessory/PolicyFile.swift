@@ -117,7 +117,7 @@ public struct PolicyFile: Codable, Sendable, Hashable {
     public static func parse(_ data: Data, path: String = "<inline>") throws -> PolicyFile {
         let parsed: Any
         do { parsed = try JSONSerialization.jsonObject(with: data) } catch {
-            throw Invalid(path: path, reason: "is not valid JSON (\((error as NSError).localizedDescription))")
+            throw Invalid(path: path, reason: "is not valid JSON: \(JSONFileErrors.syntax(error))")
         }
         guard let top = parsed as? [String: Any] else {
             throw Invalid(path: path, reason: "is not a JSON object ({…} at the top)")

@@ -295,21 +295,13 @@ struct Sweeper: Service {
     let now: @Sendable () -> Date
 
     func run() async throws {
-        // Ends with the service group's graceful shutdown (a sleeping sweeper would hold it up).
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    do {
-                        let swept = try await store.sweep(now: now())
-                        if swept > 0 { logger.info("expired messages deleted", metadata: ["count": "\(swept)"]) }
-                    } catch {
-                        logger.error("sweeping expired messages failed", metadata: ["error": "\(error)"])
-                    }
-                    try await Task.sleep(for: interval)
-                }
+        try await repeatUntilShutdown(every: interval, startingNow: true) { [store, logger, now] in
+            do {
+                let swept = try await store.sweep(now: now())
+                if swept > 0 { logger.info("expired messages deleted", metadata: ["count": "\(swept)"]) }
+            } catch {
+                logger.error("sweeping expired messages failed", metadata: ["error": "\(error)"])
             }
-        } catch is CancellationError {
-            return
         }
     }
 }
@@ -320,15 +312,8 @@ struct LogSummaries: Service {
     let logger: Logger
 
     func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await Task.sleep(for: .milliseconds(500))
-                    for line in gate.summaryLines() { logger.notice("\(line)") }
-                }
-            }
-        } catch is CancellationError {
-            return
+        try await repeatUntilShutdown(every: .milliseconds(500)) { [gate, logger] in
+            for line in gate.summaryLines() { logger.notice("\(line)") }
         }
     }
 }

@@ -14,16 +14,7 @@ struct TokenWatch: Service {
     let logger: Logger
 
     func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await Task.sleep(for: interval)
-                    await check()
-                }
-            }
-        } catch is CancellationError {
-            return
-        }
+        try await repeatUntilShutdown(every: interval) { await check() }
     }
 
     /// One pass over the inboxes open now. A store that cannot answer leaves them open: the next

@@ -8,6 +8,7 @@ import NotifBridgeDisplay
 import NotifBridgeFixtures
 import NotifBridgeHost
 import NotifBridgeHostCore
+import NotifBridgeStore
 import Synchronization
 import UnixSignals
 
@@ -60,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
         accessory.stop()
         try await accessory.waitForExit()
         printer.line("\(summary), all decrypted by accessory process \(accessory.pid) over TCP with \(suite.rawValue)")
-        let heldBack = accessory.heldBack
+        let heldBack = try Self.heldBackByBursts(stateDirectory: stateDirectory)
         if heldBack > 0 {
             // The burst's summary alert comes once its window has room, after the demo has ended.
             let limit = BurstLimiter.Limit()
@@ -71,6 +72,14 @@ struct DemoCommand: AsyncParsableCommand {
         }
         if summary.acknowledged < summary.sent { throw ExitCode(1) }
     }
+
+    /// How many notifications the burst limiter held back, from the plans the stopped accessory
+    /// stored with them (a planner's decision, not the presenter's wording).
+    static func heldBackByBursts(stateDirectory: String) throws -> Int {
+        let store = try AccessoryStore(path: AccessoryConfiguration.storePath(stateDirectory: stateDirectory))
+        defer { try? store.close() }
+        return try store.notifications(includeRemoved: true).count { $0.alertDecision?.coalesced == true }
+    }
 }
 
 /// The accessory as a child process of this executable; its output is shown prefixed.
@@ -78,11 +87,7 @@ final class AccessoryProcess: Sendable {
     private let process: Process
     private let port = Mutex<Int?>(nil)
     private let exited = Mutex(false)
-    private let burstLines = Mutex(0)
     let pid: Int32
-
-    /// How many notifications the accessory listed as part of a burst, from its lines.
-    var heldBack: Int { burstLines.withLock { $0 } }
 
     private init(process: Process) {
         self.process = process
@@ -118,9 +123,6 @@ final class AccessoryProcess: Sendable {
                     if let self, line.hasPrefix("listening on "), let port = Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") {
                         self.port.withLock { $0 = port }
                     }
-                    // The terminal presenter's line for a notification a burst held back (the
-                    // planner's reason); the corpus's own text does not end this way.
-                    if let self, line.hasSuffix("[listed: part of a burst; counted in the next summary alert]") { self.burstLines.withLock { $0 += 1 } }
                     // The accessory already made peer text safe; this keeps the relay safe even so.
                     shown += "  accessory │ " + terminalSafe(line) + "\n"
                 }

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NotifBridgeCrypto
+import NotifBridgeDisplay
 
 @main
 struct NotifBridgeCommand: AsyncParsableCommand {
@@ -32,8 +33,24 @@ struct NotifBridgeCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exitShowingSafely(error)
         }
+    }
+
+    /// ArgumentParser's `exit(withError:)`, with the message made safe for a terminal first: an
+    /// error can quote a peer's text or a key from a person's own file, and a control sequence
+    /// in either must be shown, not acted on. Line breaks stay (usage and help are several lines).
+    static func exitShowingSafely(_ error: any Error) -> Never {
+        let code = exitCode(for: error)
+        let message = terminalSafe(fullMessage(for: error), lineBreak: "\n")
+        if !message.isEmpty {
+            if code.isSuccess {
+                print(message)
+            } else {
+                FileHandle.standardError.write(Data((message + "\n").utf8))
+            }
+        }
+        Foundation.exit(code.rawValue)
     }
 }
 

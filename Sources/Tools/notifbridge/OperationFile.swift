@@ -25,10 +25,7 @@ enum OperationFile {
         }
         let input: Any
         do { input = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
-            // Foundation's localized text on Linux says only "not in the correct format"; the
-            // debug description says where ("Invalid value around character 5.").
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
-            throw CommandFailure("\(option) \(path) is not valid JSON: \(detail)")
+            throw CommandFailure("\(option) \(path) is not valid JSON: \(JSONFileErrors.syntax(error))")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
