@@ -132,6 +132,39 @@ struct ExecutableTests {
         #expect(phone.errors.contains(message), "\(phone.errors)")
     }
 
+    /// `relay serve --port` at both ends of the range. 65535 passes the port's check and meets
+    /// the next one (so nothing starts); NIO would take 65536 as port 0 and -1 as 65535.
+    @Test("relay serve --port: 65535 passes, 65536 and -1 are refused", arguments: [
+        ("--port=65535", "--max-connections must be 1...65536, not 0"),
+        ("--port=65536", "--port 65536 is not a TCP port (0...65535)"),
+        ("--port=-1", "--port -1 is not a TCP port (0...65535)"),
+    ])
+    func relayPort(port: String, message: String) throws {
+        let directory = try TemporaryDirectory("relay-port")
+        defer { directory.remove() }
+        let relay = try Self.run(["relay", "serve", "--state", directory.path, port, "--max-connections", "0"])
+        #expect(relay.status != 0)
+        #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
+    }
+
+    /// The control socket's failures read as the system's message, not NIO's description of it.
+    @Test("respond without an accessory, and an accessory whose control socket path is taken, say what is wrong")
+    func controlSocketFailures() throws {
+        let directory = try TemporaryDirectory("control-socket")
+        defer { directory.remove() }
+        let respond = try Self.run(["respond", "list", "--state", directory.path])
+        #expect(respond.status != 0)
+        #expect(respond.errors.contains("no accessory is listening on \(directory.path)/control.sock (No such file or directory (errno 2))"), "\(respond.errors)")
+
+        try FileManager.default.createDirectory(atPath: directory.path + "/control.sock", withIntermediateDirectories: false)
+        let accessory = try Self.run(["accessory", "--state", directory.path, "--port", "0", "--exit-with-parent"])
+        #expect(accessory.status != 0)
+        #expect(
+            accessory.errors.contains("cannot open the control socket \(directory.path)/control.sock: something that is not a socket is at that path"),
+            "\(accessory.errors)"
+        )
+    }
+
     /// Runs the executable to its end: its exit status and what it printed (small outputs: each
     /// pipe is read to its end in turn).
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

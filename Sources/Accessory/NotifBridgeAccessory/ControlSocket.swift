@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NotifBridgeControl
+import NotifBridgeTCP
 
 typealias ControlChannel = NIOAsyncChannel<Result<String, ControlLineTooLong>, String>
 
@@ -9,6 +10,12 @@ enum ControlSocket {
     struct InUse: Error, CustomStringConvertible {
         var path: String
         var description: String { "another accessory is already running with this state directory (it answers on \(path))" }
+    }
+
+    struct Unbound: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "cannot open the control socket \(path): \(reason)" }
     }
 
     /// Binds the socket, mode 0600. A socket file left by a crashed daemon is replaced; one that
@@ -21,10 +28,17 @@ enum ControlSocket {
                 throw InUse(path: path)
             }
         }
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture { try wrap(channel, maxLineLength: maxControlLineLength, what: "control request") }
-            }
+        let server: NIOAsyncChannel<ControlChannel, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                    channel.eventLoop.makeCompletedFuture { try wrap(channel, maxLineLength: maxControlLineLength, what: "control request") }
+                }
+        } catch is UnixDomainSocketPathWrongType {
+            throw Unbound(path: path, reason: "something that is not a socket is at that path; move it away")
+        } catch {
+            throw Unbound(path: path, reason: socketErrorText(error))
+        }
         chmod(path, 0o600)
         return server
     }
@@ -60,7 +74,7 @@ public enum ControlClient {
                     }
                 }
         } catch {
-            throw Unavailable(path: socketPath, reason: "\(error)")
+            throw Unavailable(path: socketPath, reason: socketErrorText(error))
         }
         let line = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
         return try await channel.executeThenClose { inbound, outbound in

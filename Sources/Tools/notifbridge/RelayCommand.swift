@@ -115,6 +115,7 @@ struct RelayCommand: AsyncParsableCommand {
         func validate() throws {
             let given = [apnsKey, apnsKeyId, apnsTeamId].compactMap { $0 }
             guard given.isEmpty || given.count == 3 else { throw ValidationError("--apns-key, --apns-key-id and --apns-team-id go together") }
+            guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a TCP port (0...65535)") }
             guard apnsEndpoint.hasPrefix("https://") else { throw ValidationError("--apns-endpoint must start with https://") }
             guard (1...Self.maxConnectionsLimit).contains(maxConnections) else {
                 throw ValidationError("--max-connections must be 1...\(Self.maxConnectionsLimit), not \(maxConnections)")
