@@ -18,30 +18,12 @@ struct ExecutableTests {
     /// still stops cleanly. (It used to trap at its next line.)
     @Test("The accessory goes on when the reader of its output exits")
     func readerGone() async throws {
-        let executable = try Self.executable()
         let directory = try TemporaryDirectory("closed-output")
         defer { directory.remove() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["accessory", "--state", directory.path, "--port", "0"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let (process, port, output, errors) = try Self.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
-
-        // The first line names the port; then the reader goes away, as `head -1` does.
-        var firstLine = Data()
-        while !firstLine.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            try #require(!data.isEmpty, "the accessory exited before listening")
-            firstLine.append(data)
-        }
+        // The reader goes away after the first line, as `head -1` does.
         try output.fileHandleForReading.close()
-        let line = String(decoding: firstLine, as: UTF8.self)
-        let port = try #require(line.split(separator: " ").dropFirst(2).first?.split(separator: ":").last.flatMap { Int($0) }, "no port in \(line)")
 
         // Each notification is a line the accessory can no longer write; each is still stored
         // and acknowledged (the phone exits 0 only then). The phone is a process of its own: in
@@ -163,6 +145,44 @@ struct ExecutableTests {
             accessory.errors.contains("cannot open the control socket \(directory.path)/control.sock: something that is not a socket is at that path"),
             "\(accessory.errors)"
         )
+    }
+
+    /// The simulated iPhone's own lines quote the ids and sources of the operations it sends,
+    /// which come from a file: a control sequence there is shown, not sent to the terminal.
+    @Test("phone forward --file: control characters in a file's ids are shown escaped")
+    func phoneLinesAreTerminalSafe() throws {
+        let directory = try TemporaryDirectory("phone-lines")
+        defer { directory.remove() }
+        let (process, port, _, _) = try Self.startAccessory(state: directory.path)
+        defer { process.terminate() }
+        let file = directory.path + "/operations.json"
+        try Data(#"[{"op": "remove", "source": "com.evil\u001b[31mapp", "id": "x\u0007"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        let phone = try Self.run(["phone", "forward", "--file", file, "--port", "\(port)"])
+        #expect(phone.output.contains(#"sent remove com.evil\u{1B}[31mapp/x\u{7} as #1"#), "\(phone.output)")
+        #expect(!phone.output.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" }, "\(phone.output)")
+    }
+
+    /// Starts `notifbridge accessory` on a free loopback port and reads the port from its first
+    /// line; the caller stops it.
+    static func startAccessory(state: String) throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try executable())
+        process.arguments = ["accessory", "--state", state, "--port", "0", "--exit-with-parent"]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var firstLine = Data()
+        while !firstLine.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { process.terminate() }
+            try #require(!data.isEmpty, "the accessory exited before listening")
+            firstLine.append(data)
+        }
+        let line = String(decoding: firstLine, as: UTF8.self)
+        let port = line.split(separator: " ").dropFirst(2).first?.split(separator: ":").last.flatMap { Int($0) }
+        if port == nil { process.terminate() }
+        return (process, try #require(port, "no port in \(line)"), output, errors)
     }
 
     /// Runs the executable to its end: its exit status and what it printed (small outputs: each

@@ -42,6 +42,14 @@ struct PolicyFileTests {
         #expect(try PolicyFile.parse(Data(#"{"display": "\#(spec)"}"#.utf8)).display == spec)
     }
 
+    /// The other side of the refusals below: each limit's own value is taken.
+    @Test("A hook's timeout of 300 s and retention limits of 1 are taken")
+    func smallestAndLargestLimits() throws {
+        let policy = try PolicyFile.parse(Data(#"{"hook": {"command": ["x"], "timeoutSeconds": 300}, "retention": {"maxCount": 1, "maxBytes": 1}}"#.utf8))
+        #expect(policy.hook?.timeoutSeconds == 300)
+        #expect(policy.retention.maxCount == 1 && policy.retention.maxBytes == 1)
+    }
+
     @Test("A count may be as large as Int.max (one more is refused below)")
     func largestCount() throws {
         #expect(try PolicyFile.parse(Data(#"{"retention": {"maxBytes": 9223372036854775807}}"#.utf8)).retention.maxBytes == .max)
@@ -57,10 +65,14 @@ struct PolicyFileTests {
         (#"{"keywords": [{"action": "mute"}]}"#, "keywords[0].match is required"),
         (#"{"keywords": {"match": "x"}}"#, "keywords must be a list [...]"),
         (#"{"hook": {"command": ["x"], "on": "sometimes"}}"#, #"hook.on: "sometimes" is not one of alerts, all"#),
-        (#"{"burst": {"maxAlerts": 0}}"#, "burst.maxAlerts"),
-        (#"{"burst": {"windowSeconds": 61e90}}"#, "burst.windowSeconds above 0 and at most 86400"),
-        (#"{"burst": {"windowSeconds": 86400.5}}"#, "burst.windowSeconds"),
-        (#"{"hook": {"command": []}}"#, "hook.command"),
+        (#"{"burst": {"maxAlerts": 0}}"#, "burst: maxAlerts must be at least 1"),
+        (#"{"burst": {"windowSeconds": 61e90}}"#, "burst: maxAlerts must be at least 1 and windowSeconds above 0 and at most 86400"),
+        (#"{"burst": {"windowSeconds": 86400.5}}"#, "windowSeconds above 0 and at most 86400"),
+        (#"{"hook": {"command": []}}"#, "hook.command: needs at least the program to run"),
+        (#"{"hook": {"command": ["x"], "timeoutSeconds": 300.5}}"#, "hook.timeoutSeconds: must be above 0 and at most 300"),
+        (#"{"hook": {"command": ["x"], "timeoutSeconds": 0}}"#, "hook.timeoutSeconds: must be above 0 and at most 300"),
+        (#"{"retention": {"maxBytes": 0}}"#, "retention: maxBytes must be above 0"),
+        (#"{"retention": {"maxAgeDays": 0}}"#, "retention: maxAgeDays must be above 0"),
         (#"{"silentMode": "yes"}"#, "silentMode must be true or false"),
         (#"{"burst": []}"#, "burst must be an object {...}"),
         (#"{"burst": {"windowSeconds": "60"}}"#, "burst.windowSeconds must be a number"),

@@ -34,11 +34,11 @@ public struct PolicyFile: Codable, Sendable, Hashable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             command = try container.decode([String].self, forKey: .command)
             guard !command.isEmpty, !command[0].isEmpty else {
-                throw DecodingError.dataCorruptedError(forKey: .command, in: container, debugDescription: "hook.command needs at least the program to run")
+                throw DecodingError.dataCorruptedError(forKey: .command, in: container, debugDescription: "needs at least the program to run")
             }
             timeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? 5
             guard timeoutSeconds > 0, timeoutSeconds <= 300 else {
-                throw DecodingError.dataCorruptedError(forKey: .timeoutSeconds, in: container, debugDescription: "hook.timeoutSeconds must be in 0...300")
+                throw DecodingError.dataCorruptedError(forKey: .timeoutSeconds, in: container, debugDescription: "must be above 0 and at most 300")
             }
             on = try container.decodeIfPresent(Trigger.self, forKey: .on) ?? .alerts
         }
@@ -62,11 +62,12 @@ public struct PolicyFile: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: Keys.self)
         burst = try container.decodeIfPresent(BurstLimiter.Limit.self, forKey: .burst) ?? .init()
         guard burst.isValid else {
-            throw DecodingError.dataCorruptedError(forKey: .burst, in: container, debugDescription: "burst.maxAlerts must be at least 1 and burst.windowSeconds above 0 and at most \(Int(BurstLimiter.Limit.maxWindowSeconds)) (a day)")
+            throw DecodingError.dataCorruptedError(forKey: .burst, in: container, debugDescription: "maxAlerts must be at least 1 and windowSeconds above 0 and at most \(Int(BurstLimiter.Limit.maxWindowSeconds)) (a day)")
         }
         retention = try container.decodeIfPresent(Retention.self, forKey: .retention) ?? .default
-        guard retention.maxCount >= 1, retention.maxBytes >= 1, retention.maxAgeDays > 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .retention, in: container, debugDescription: "retention limits must be positive")
+        // The message is placed at `retention`, so each limit names itself.
+        for (name, positive) in [("maxCount", retention.maxCount >= 1), ("maxBytes", retention.maxBytes >= 1), ("maxAgeDays", retention.maxAgeDays > 0)] where !positive {
+            throw DecodingError.dataCorruptedError(forKey: .retention, in: container, debugDescription: "\(name) must be above 0")
         }
         display = try container.decodeIfPresent(String.self, forKey: .display)
         // Checked here, so that `notifbridge policy` refuses what the accessory would.

@@ -26,6 +26,10 @@ public struct InternetPairingFile: Sendable {
             throw Failure(description: "cannot read the internet pairing \(path): \(error.reason)")
         }
         guard let mode else { return nil }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw Failure(description: "the internet pairing \(path) is a directory; give the path of a file (an X-Wing exchange over a link saves it)")
+        }
         guard mode & 0o077 == 0 else {
             throw Failure(description: "the internet pairing \(path) has mode \(String(mode, radix: 8)); it holds keys and must be 600 (chmod 600 \(path))")
         }
@@ -33,7 +37,8 @@ public struct InternetPairingFile: Sendable {
         do {
             pairing = try JSONDecoder().decode(InternetPairing.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw Failure(description: "\(path) is not an internet pairing saved by the simulated iPhone: \(error)")
+            // Swift's description of a decoding error names its types, not the file's mistake.
+            throw Failure(description: "\(path) is not an internet pairing saved by the simulated iPhone (`phone --internet-pairing` writes one after an X-Wing exchange over a link)")
         }
         guard pairing.keyID.count == 4, pairing.sending.chainKey.count == 32, pairing.receiving.chainKey.count == 32 else {
             throw Failure(description: "the internet pairing \(path) has a key ID or chain key of the wrong length")

@@ -103,9 +103,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         guard relayOptions.isEmpty || relayOptions.count == 3 else {
             throw ValidationError("--relay, --relay-id and --relay-token-file go together")
         }
-        if let relay, !(relay.hasPrefix("ws://") || relay.hasPrefix("wss://")) {
-            throw ValidationError("--relay must start with ws:// or wss://, not \(relay.debugDescription)")
-        }
+        if let relay { try RelayCredentials.check(url: relay, schemes: ["ws", "wss"]) }
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
@@ -373,7 +371,7 @@ enum RelayCredentials {
         do {
             token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
-            throw CommandFailure("cannot read --relay-token-file \(file): \(error.localizedDescription)")
+            throw CommandFailure("cannot read --relay-token-file \(file): \(fileErrorText(error, path: file))")
         }
         guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
             throw CommandFailure("--relay-token-file \(file) does not hold one token")
@@ -385,6 +383,21 @@ enum RelayCredentials {
             try? FileHandle.standardError.write(contentsOf: Data(warning.utf8))
         }
         return token
+    }
+
+    /// The relay's URL: one of `schemes`, a host, and a port that is one (NIO would take 99999
+    /// as port 34463 and send the token there).
+    static func check(url: String, schemes: [String]) throws {
+        let form = "\(schemes[0])://HOST:PORT or \(schemes[1])://HOST"
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), schemes.contains(scheme) else {
+            throw ValidationError("--relay must be \(form), not \(terminalSafe(url.debugDescription))")
+        }
+        guard let host = parts.host, !host.isEmpty else {
+            throw ValidationError("--relay \(terminalSafe(url)) names no host (\(form))")
+        }
+        if let port = parts.port, !(1...65535).contains(port) {
+            throw ValidationError("--relay \(terminalSafe(url)): \(port) is not a TCP port (1...65535)")
+        }
     }
 
     static func check(id: String) throws {

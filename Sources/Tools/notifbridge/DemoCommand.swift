@@ -20,8 +20,13 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("suite"), help: "Key suite.") var suiteOption: SuiteOption = .xwing
     var suite: CipherSuite { suiteOption.suite }
-    @Option(help: "Seconds between notifications, so the flow can be followed.") var pause: Double = 0.3
+    @Option(help: "Seconds between notifications, so the flow can be followed (at most 60).") var pause: Double = 0.3
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        // Also refuses NaN and infinity, which no comparison lets through.
+        guard pause >= 0, pause <= 60 else { throw ValidationError("--pause must be 0...60 seconds, not \(pause)") }
+    }
 
     func run() async throws {
         _ = common.makeLogger("notifbridge.demo")

@@ -21,7 +21,7 @@ enum OperationFile {
     static func read<Value: Codable>(_ type: Value.Type, path: String, option: String) throws -> Value {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw CommandFailure("cannot read \(option) \(path): \(error.localizedDescription)")
+            throw CommandFailure("cannot read \(option) \(path): \(fileErrorText(error, path: path))")
         }
         let input: Any
         do { input = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {

@@ -114,7 +114,7 @@ extension PhoneCommand {
         private func readFile(_ path: String) throws -> String {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw CommandFailure("cannot read \(path): \(error.localizedDescription)")
+                throw CommandFailure("cannot read \(path): \(fileErrorText(error, path: path))")
             }
             guard data.count <= Self.maxFileBytes else { throw CommandFailure("\(path) is over \(Self.maxFileBytes) bytes") }
             return String(decoding: data, as: UTF8.self)

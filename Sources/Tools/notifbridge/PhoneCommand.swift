@@ -142,6 +142,8 @@ struct RelayTarget: ParsableArguments {
         } else if !given.isEmpty {
             throw ValidationError("--relay, --relay-id and --relay-token-file are for --transport internet")
         }
+        // The post client takes the accessory's ws:// form of the same address too.
+        if let relay { try RelayCredentials.check(url: relay, schemes: ["http", "https", "ws", "wss"]) }
     }
 }
 
@@ -174,13 +176,16 @@ struct Forward: AsyncParsableCommand {
     @Option(help: "Thread identifier.") var thread: String?
     @Flag(help: "Mark the notification as not alerting (shouldAlert false).") var silent = false
 
-    @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
+    @Option(help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
+    static let maxLinger = 3600.0
     @Option(help: "Seconds to wait for the key exchange, and then for the receipts.") var timeout: Double = 15
 
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
+        // `!(x >= 0)` also refuses NaN, which every comparison fails.
+        guard linger >= 0, linger <= Self.maxLinger else { throw ValidationError("--linger must be 0...\(Int(Self.maxLinger)) seconds, not \(linger)") }
         try relayTarget.validate(for: target)
         if file == nil, op == .add || op == .update, title == nil, body == nil {
             throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
@@ -278,11 +283,14 @@ func forward(_ operations: [HostOperation], over connection: HostClient, printer
 struct PhonePrinter: Sendable {
     var prefix = "phone │ "
 
+    /// Every line is made safe as a whole, since lines quote the operations' own ids and sources
+    /// (from a file or a scenario), not only the accessory's text.
     func line(_ text: String) {
-        LineWriter().write(prefix + text)
+        LineWriter().write(prefix + terminalSafe(text))
     }
 
-    /// The accessory's text is a peer's: one field at a time through `terminalSafe`.
+    /// The accessory's text is a peer's: one field at a time through `terminalSafe`, so that a
+    /// bidi control in one field is closed before the next.
     private func safe(_ text: String) -> String {
         terminalSafe(text)
     }

@@ -85,7 +85,7 @@ extension PhoneCommand {
             }
             let yaml: String
             do { yaml = try String(contentsOf: url, encoding: .utf8) } catch {
-                throw CommandFailure("cannot read \(file): \(error.localizedDescription)")
+                throw CommandFailure("cannot read \(file): \(fileErrorText(error, path: file))")
             }
             do { return try ScenarioFile.parse(yaml) } catch {
                 throw CommandFailure("\(file): \(error)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifBridgeAccessory
 import NotifBridgeHost
 import NotifBridgeHostCore
 
@@ -54,7 +55,7 @@ extension PhoneCommand {
             for file in files {
                 let data: Data
                 do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                    throw CommandFailure("cannot read \(file): \(error.localizedDescription)")
+                    throw CommandFailure("cannot read \(file): \(fileErrorText(error, path: file))")
                 }
                 let context = APNsPayload.Context(source: source, sourceName: sourceName, id: id ?? UUID().uuidString, categories: categoryTable, strings: stringTable, focus: focus)
                 var mapped: APNsPayload.Mapped
@@ -85,8 +86,18 @@ extension PhoneCommand {
         }
 
         private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw CommandFailure("cannot read \(what) \(path): \(fileErrorText(error, path: path))")
+            }
+            // JSONDecoder says only "not valid JSON"; the parser says where.
+            do { _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
+                throw CommandFailure("\(what) \(path) is not valid JSON: \(JSONFileErrors.syntax(error))")
+            }
             do {
-                return try JSONDecoder().decode(type, from: Data(contentsOf: URL(fileURLWithPath: path)))
+                return try JSONDecoder().decode(type, from: data)
+            } catch let error as DecodingError {
+                throw CommandFailure("\(what) \(path): \(JSONFileErrors.describe(error))")
             } catch {
                 throw CommandFailure("\(what) \(path) cannot be used: \(error)")
             }

@@ -181,7 +181,7 @@ struct RelayCommand: AsyncParsableCommand {
             } catch let error as APNsError {
                 throw CommandFailure("--apns-key \(apnsKey): \(error)")
             } catch {
-                throw CommandFailure("cannot read --apns-key \(apnsKey): \(error.localizedDescription)")
+                throw CommandFailure("cannot read --apns-key \(apnsKey): \(fileErrorText(error, path: apnsKey))")
             }
             var roots: [NIOSSLCertificate]?
             if let apnsCa {

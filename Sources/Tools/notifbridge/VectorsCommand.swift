@@ -28,7 +28,9 @@ struct VectorsCommand: AsyncParsableCommand {
         } else {
             data = try GoldenVectors.make()
         }
-        try data.write(to: URL(fileURLWithPath: path))
+        do { try data.write(to: URL(fileURLWithPath: path)) } catch {
+            throw CommandFailure("cannot write \(path): \(fileErrorText(error, path: path))")
+        }
         print("wrote \(path)")
     }
 }
