@@ -73,6 +73,23 @@ struct ExecutableTests {
         #expect(policy.errors.contains(message), "\(policy.errors)")
     }
 
+    /// A sample that cannot be decided for is refused before the policy is printed, as a wrong
+    /// --at is: the mistake is not left below a screenful of JSON.
+    @Test("policy: a --sample that is not one add is refused before the policy is printed", arguments: [
+        (#"{"op": "removeAll"}"#, "must be an add operation; only adds alert"),
+        (#"[{"op": "removeAll"}]"#, "the top level must be an object {...}"),
+    ])
+    func policySampleRefusedFirst(json: String, message: String) throws {
+        let directory = try TemporaryDirectory("policy-sample")
+        defer { directory.remove() }
+        let file = directory.path + "/sample.json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        let policy = try Self.run(["policy", "--state", directory.path, "--sample", file])
+        #expect(policy.status != 0)
+        #expect(policy.output.isEmpty, "printed before refusing: \(policy.output)")
+        #expect(policy.errors.contains(message), "\(policy.errors)")
+    }
+
     /// An operation file's mistake is named by its place before anything connects; a file
     /// without one gets as far as connecting (port 1: nothing listens there).
     @Test("phone forward --file: unknown keys, wrong words and missing keys are refused by their place", arguments: [

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeDisplay
 import NotifBridgeHostCore
 import NotifBridgeWire
 
@@ -37,25 +38,24 @@ struct PolicyCommand: AsyncParsableCommand {
     func run() async throws {
         let policy: PolicyFile
         do { policy = try loadPolicy(config, stateDirectory: state) } catch { throw CommandFailure("\(error)") }
+        // The sample is read before anything is printed, so that its mistake is not found below
+        // the policy.
+        let added = try sample.map(Self.readAdd)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let beside = policyPath(stateDirectory: state)
         if config == nil, !FileManager.default.fileExists(atPath: beside) {
-            print("no policy file: \(beside) does not exist, so the accessory uses the defaults")
+            print("no policy file: \(terminalSafe(beside)) does not exist, so the accessory uses the defaults")
         }
         print("effective policy:")
         print(String(decoding: try encoder.encode(policy), as: UTF8.self))
-        guard let sample else { return }
+        guard let (notification, alerting) = added else { return }
 
         let minute: Int
         if let at, let time = TimeOfDay(at) {
             minute = time.minuteOfDay
         } else {
             minute = AccessoryDaemon.localMinuteOfDay()
-        }
-        let operation = try OperationFile.read(HostOperation.self, path: sample, option: "--sample")
-        guard case .add(let notification, let alerting) = operation else {
-            throw CommandFailure("--sample \(sample) must be an add operation; only adds alert")
         }
         var add = Notifbridge_V1_AddNotification()
         add.notification = try DataProvider.serialize(notification, now: Date())
@@ -65,9 +65,17 @@ struct PolicyCommand: AsyncParsableCommand {
             .add(add), at: Revision(epoch: 1, sequence: 1), existing: nil, removeAllWatermark: nil,
             conditions: AlertConditions(settings: policy.alerts, minuteOfDay: minute, now: .now), burst: BurstLimiter(limit: policy.burst)
         )
-        guard let decision = plan.decision else { throw CommandFailure("no decision for --sample \(sample)") }
-        print("\ndecision for \(notification.source)/\(notification.id) at \(TimeOfDay.format(minute)):")
+        guard let decision = plan.decision else { throw CommandFailure("no decision for --sample \(sample ?? "")") }
+        print("\ndecision for \(terminalSafe(notification.source))/\(terminalSafe(notification.id)) at \(TimeOfDay.format(minute)):")
         print(String(decoding: try encoder.encode(decision), as: UTF8.self))
+    }
+
+    /// The one add operation in a `--sample` file.
+    static func readAdd(_ path: String) throws -> (HostNotification, HostAlerting) {
+        guard case .add(let notification, let alerting) = try OperationFile.read(HostOperation.self, path: path, option: "--sample") else {
+            throw CommandFailure("--sample \(path) must be an add operation; only adds alert")
+        }
+        return (notification, alerting)
     }
 }
 

@@ -205,6 +205,7 @@ struct RelayCommand: AsyncParsableCommand {
         @Argument(help: "The accessory's ID: 1 to 64 of A–Z, a–z, 0–9, '-' and '_'.")
         var accessory: String
         @OptionGroup var state: StateOption
+        @OptionGroup var common: CommonOptions
 
         func run() async throws {
             do {
@@ -218,7 +219,9 @@ struct RelayCommand: AsyncParsableCommand {
             }
             let inbox = try token(), post = try token()
             let accessory = accessory
-            try await state.withStore(logger: Logger(label: "notifbridge.relay")) { store in
+            // The log level of `serve` (notice unless told): a database that cannot be reached is
+            // one error line, not the driver's every retry.
+            try await state.withStore(logger: common.makeLogger("notifbridge.relay")) { store in
                 try await store.register(accessory: accessory, inbox: inbox, post: post)
             }
             print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
