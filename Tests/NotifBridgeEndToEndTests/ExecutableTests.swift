@@ -131,6 +131,43 @@ struct ExecutableTests {
         #expect(phone.errors.contains(message), "\(phone.errors)")
     }
 
+    /// Values a command cannot honour are refused by name before anything starts; each limit is
+    /// shown from both sides where the side inside can be reached without starting anything
+    /// (it then fails later, on the nonexistent file or the closed port 1).
+    @Test("Flags a command cannot honour are refused by name, and their limits are taken", arguments: [
+        (["demo", "--pause", "60.5"], "--pause must be 0...60 seconds, not 60.5"),
+        (["demo", "--pause", "nan"], "--pause must be 0...60 seconds, not nan"),
+        (["phone", "forward", "--title", "x", "--linger", "3600.5"], "--linger must be 0...3600 seconds, not 3600.5"),
+        (["phone", "forward", "--title", "x", "--linger", "inf"], "--linger must be 0...3600 seconds, not inf"),
+        (["phone", "forward", "--title", "x", "--linger", "3600", "--port", "1"], "cannot connect to the accessory at 127.0.0.1:1"),
+        (["phone", "load", "--rate", "0.09"], "--rate must be 0 (as fast as possible) or 0.1...1000000, not 0.09"),
+        (["phone", "load", "--rate", "0.1", "--count", "1", "--port", "1"], "cannot connect to the accessory at 127.0.0.1:1"),
+        (["phone", "forward", "--file", "/nonexistent.json", "--op", "remove", "--id", "x"], "--op, --id build one operation from flags, which --file replaces"),
+        (["phone", "forward", "--id", "", "--title", "x"], "--id must not be empty"),
+        (["accessory", "--host", ""], "--host must name an address to listen on"),
+        (["accessory", "--state", ""], "--state must name a directory"),
+        (["respond", "list", "--state", ""], "--state must name a directory"),
+        (["relay", "register", "watch-1", "--state", ""], "--state must name a directory"),
+        (["policy", "--state", ""], "--state must name a directory"),
+        (["accessory", "--relay", "ws://:80", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay ws://:80 names no host"),
+        (["accessory", "--relay", "http://127.0.0.1:80", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay must be ws://HOST:PORT or wss://HOST"),
+        (["accessory", "--relay", "ws://127.0.0.1:65536", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay ws://127.0.0.1:65536: 65536 is not a TCP port (1...65535)"),
+        (Self.internetPhone(relay: "http://127.0.0.1:65536"), "--relay http://127.0.0.1:65536: 65536 is not a TCP port (1...65535)"),
+        (Self.internetPhone(relay: "http://127.0.0.1:65535"), "cannot read --relay-token-file /nonexistent-token: No such file or directory"),
+    ])
+    func refusedFlags(arguments: [String], message: String) throws {
+        let run = try Self.run(arguments)
+        #expect(run.status != 0)
+        #expect(run.errors.contains(message), "\(run.errors)")
+    }
+
+    static func internetPhone(relay: String) -> [String] {
+        [
+            "phone", "forward", "--transport", "internet", "--title", "x", "--relay", relay, "--relay-id", "watch-1",
+            "--relay-token-file", "/nonexistent-token", "--internet-pairing", "/nonexistent-pairing",
+        ]
+    }
+
     /// `relay serve --port` at both ends of the range. 65535 passes the port's check and meets
     /// the next one (so nothing starts); NIO would take 65536 as port 0 and -1 as 65535.
     @Test("relay serve --port: 65535 passes, 65536 and -1 are refused", arguments: [

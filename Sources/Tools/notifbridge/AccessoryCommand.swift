@@ -99,6 +99,8 @@ struct AccessoryCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        try checkStateOption(state)
+        guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1 or 0.0.0.0") }
         let relayOptions = [relay, relayId, relayTokenFile].compactMap { $0 }
         guard relayOptions.isEmpty || relayOptions.count == 3 else {
             throw ValidationError("--relay, --relay-id and --relay-token-file go together")
@@ -291,10 +293,11 @@ struct RelayInboxSource: InternetMessageSource {
 
     func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
         let logger = client.logger
+        let relay = terminalSafe(client.configuration.relay)
         await client.run(onEvent: { event in
             switch event {
-            case .connected: logger.info("relay inbox connected")
-            case .disconnected(let reason, let retry): logger.notice("relay inbox: \(reason); connecting again in \(retry)")
+            case .connected: logger.info("relay inbox at \(relay) connected")
+            case .disconnected(let reason, let retry): logger.notice("relay inbox at \(relay): \(reason); connecting again in \(retry)")
             }
         }, receive: receive)
     }

@@ -101,6 +101,11 @@ enum SuiteOption: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
+/// An empty `--state` would put the key, the store or the socket in the working directory.
+func checkStateOption(_ path: String) throws {
+    guard !path.isEmpty else { throw ValidationError("--state must name a directory") }
+}
+
 func defaultStateDirectory() -> String {
     let environment = ProcessInfo.processInfo.environment
     if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/notifbridge" }

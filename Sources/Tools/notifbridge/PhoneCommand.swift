@@ -166,7 +166,7 @@ struct Forward: AsyncParsableCommand {
     @OptionGroup var relayTarget: RelayTarget
     @Option(help: "JSON file with the operations to forward.") var file: String?
 
-    @Option(help: "Operation built from flags: add, update, remove or remove-all.") var op: Operation = .add
+    @Option(help: "Operation built from flags: add (the default), update, remove or remove-all.") var op: Operation?
     @Option(help: "Source app bundle identifier.") var source: String = "com.apple.MobileSMS"
     @Option(help: "Source app display name.") var sourceName: String = "Messages"
     @Option(help: "Notification identifier (unique within the source). An add without it gets a new one; update and remove need it.") var id: String?
@@ -187,6 +187,15 @@ struct Forward: AsyncParsableCommand {
         // `!(x >= 0)` also refuses NaN, which every comparison fails.
         guard linger >= 0, linger <= Self.maxLinger else { throw ValidationError("--linger must be 0...\(Int(Self.maxLinger)) seconds, not \(linger)") }
         try relayTarget.validate(for: target)
+        if file != nil {
+            let given = [("--op", op != nil), ("--id", id != nil), ("--title", title != nil), ("--subtitle", subtitle != nil), ("--body", body != nil), ("--thread", thread != nil), ("--silent", silent)]
+            let flags = given.filter(\.1).map(\.0)
+            guard flags.isEmpty else {
+                throw ValidationError("\(flags.joined(separator: ", ")) build one operation from flags, which --file replaces: give one or the other")
+            }
+        }
+        if let id, id.isEmpty { throw ValidationError("--id must not be empty (leave it out for a new one)") }
+        let op = op ?? .add
         if file == nil, op == .add || op == .update, title == nil, body == nil {
             throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
         }
@@ -236,7 +245,7 @@ struct Forward: AsyncParsableCommand {
         let id = id ?? UUID().uuidString
         var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)
         notification.deliveryDate = nil
-        switch op {
+        switch op ?? .add {
         case .add: return [.add(notification, silent ? HostAlerting(shouldAlert: false, sound: nil) : .standard)]
         case .update: return [.update(notification)]
         case .remove: return [.remove(source: source, id: id)]

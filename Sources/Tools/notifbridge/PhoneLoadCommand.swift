@@ -20,7 +20,8 @@ extension PhoneCommand {
 
         func validate() throws {
             guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
-            guard rate >= 0, rate <= 1_000_000 else { throw ValidationError("--rate must be 0...1000000") }
+            // Below a tenth a second the run would not end in any useful time.
+            guard rate == 0 || (rate >= 0.1 && rate <= 1_000_000) else { throw ValidationError("--rate must be 0 (as fast as possible) or 0.1...1000000, not \(rate)") }
             guard (1...10_000).contains(group) else { throw ValidationError("--group must be 1...10000") }
             guard drain > 0 else { throw ValidationError("--drain must be above 0") }
         }

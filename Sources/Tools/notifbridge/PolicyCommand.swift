@@ -31,6 +31,7 @@ struct PolicyCommand: AsyncParsableCommand {
 
     /// Checked before anything is printed, so that a mistake is not found below the policy.
     func validate() throws {
+        try checkStateOption(state)
         if let at, TimeOfDay(at) == nil { throw ValidationError("--at \(at) is not HH:MM (00:00 to 23:59)") }
         if at != nil, sample == nil { throw ValidationError("--at is the time of --sample's decision: give --sample too") }
     }

@@ -31,6 +31,10 @@ struct RelayCommand: AsyncParsableCommand {
         ))
         var postgres: String?
 
+        func validate() throws {
+            if postgres == nil { try checkStateOption(state) }
+        }
+
         /// Opens the store, runs `body` with it, and closes it.
         func withStore<T: Sendable>(
             logger: Logger, limits: RelayLimits = RelayLimits(), _ body: @Sendable (any RelayStorage) async throws -> T

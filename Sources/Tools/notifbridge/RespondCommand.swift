@@ -15,6 +15,8 @@ struct RespondCommand: AsyncParsableCommand {
 
     struct Target: ParsableArguments {
         @Option(help: "The accessory's state directory.") var state: String = defaultStateDirectory()
+
+        func validate() throws { try checkStateOption(state) }
     }
 
     struct Notification: ParsableArguments {
