@@ -78,6 +78,10 @@ struct AccessoryBehaviourTests {
             #expect(!unknownAction.ok && unknownAction.message?.contains("has no action \"nope\"") == true)
             let gone = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m1", action: "like"))
             #expect(!gone.ok, "a dismissed notification cannot be acted on")
+            // `respond list --all` still shows it, so the refusal says it was removed, not that it is unknown.
+            #expect(gone.message?.contains("\(source)/m1 was removed") == true, "\(gone.message ?? "")")
+            let unknown = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m9", action: "like"))
+            #expect(unknown.message?.contains("no notification \(source)/m9 on this accessory") == true, "\(unknown.message ?? "")")
             let tooLong = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m3", action: "reply", text: String(repeating: "x", count: ContentLimits.maxTextFieldLength + 1)))
             #expect(!tooLong.ok)
         }

@@ -2,6 +2,7 @@ import Foundation
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeStore
+import NotifBridgeTestSupport
 import Testing
 
 @Suite("Policy file")
@@ -40,6 +41,20 @@ struct PolicyFileTests {
     @Test("A display at its bounds is taken", arguments: ["1x1", "1000x1000"])
     func displayBounds(spec: String) throws {
         #expect(try PolicyFile.parse(Data(#"{"display": "\#(spec)"}"#.utf8)).display == spec)
+    }
+
+    /// A file that cannot be read says why in the system's words (Foundation on Linux called a
+    /// directory "NSCocoaErrorDomain error 256").
+    @Test("A policy path that is a directory, or missing, says which")
+    func unreadable() throws {
+        let directory = try TemporaryDirectory("policy-path")
+        defer { directory.remove() }
+        for (path, reason) in [(directory.path, "it is a directory, not a file"), (directory.path + "/none.json", "No such file or directory")] {
+            #expect(throws: PolicyFile.Invalid.self) { try PolicyFile.load(path: path) }
+            do { _ = try PolicyFile.load(path: path) } catch {
+                #expect("\(error)".hasPrefix("policy file \(path): cannot be read: \(reason)"), "\(error)")
+            }
+        }
     }
 
     /// The other side of the refusals below: each limit's own value is taken.

@@ -116,8 +116,12 @@ public struct ControlService: Sendable {
         }
         let record: StoredNotification
         do {
-            guard let found = try store.notification(source: source, id: id), !found.removed else {
+            guard let found = try store.notification(source: source, id: id) else {
                 return .failure("no notification \(source)/\(id) on this accessory (see `respond list`)")
+            }
+            // `respond list --all` still shows it, marked (removed): say why it cannot be acted on.
+            guard !found.removed else {
+                return .failure("notification \(source)/\(id) was removed (dismissed, cleared or withdrawn by the iPhone); there is nothing left to act on")
             }
             record = found
         } catch {

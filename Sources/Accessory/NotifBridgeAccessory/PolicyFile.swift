@@ -110,7 +110,7 @@ public struct PolicyFile: Codable, Sendable, Hashable {
     public static func load(path: String) throws -> PolicyFile {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw Invalid(path: path, reason: "cannot be read (\((error as NSError).localizedDescription))")
+            throw Invalid(path: path, reason: "cannot be read: \(fileErrorText(error, path: path))")
         }
         return try parse(data, path: path)
     }

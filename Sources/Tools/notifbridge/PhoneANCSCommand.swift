@@ -2,6 +2,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NotifBridgeAccessory
 import NotifBridgeANCS
 import NotifBridgeBLE
 import NotifBridgeCrypto

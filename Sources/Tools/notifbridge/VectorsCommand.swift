@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NotifBridgeAccessory
 import NotifBridgeVectors
 
 /// Writes the golden vectors under Tests/Vectors (see GoldenVectors.swift).

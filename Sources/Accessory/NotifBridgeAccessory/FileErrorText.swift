@@ -3,8 +3,9 @@ import Foundation
 /// Why reading or writing `path` failed, in the system's words ("No such file or directory
 /// (errno 2)", "it is a directory, not a file"). Foundation on Linux describes reading a
 /// directory as "The operation could not be completed. (NSCocoaErrorDomain error 256.)", and
-/// an error printed whole is an NSError dump.
-func fileErrorText(_ error: any Error, path: String) -> String {
+/// an error printed whole is an NSError dump. Here, beside ``PolicyFile``, for the policy and the
+/// command line's files alike.
+public func fileErrorText(_ error: any Error, path: String) -> String {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
         return "it is a directory, not a file"
