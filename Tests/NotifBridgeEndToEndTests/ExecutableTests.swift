@@ -140,6 +140,8 @@ struct ExecutableTests {
         (["phone", "forward", "--title", "x", "--linger", "3600.5"], "--linger must be 0...3600 seconds, not 3600.5"),
         (["phone", "forward", "--title", "x", "--linger", "inf"], "--linger must be 0...3600 seconds, not inf"),
         (["phone", "forward", "--title", "x", "--linger", "3600", "--port", "1"], "cannot connect to the accessory at 127.0.0.1:1"),
+        (["phone", "forward", "--title", "x", "--discovery-timeout", "120.5"], "--discovery-timeout must be above 0 and at most 120 seconds, not 120.5"),
+        (["phone", "forward", "--title", "x", "--discovery-timeout", "120", "--port", "1"], "cannot connect to the accessory at 127.0.0.1:1"),
         (["phone", "load", "--rate", "0.09"], "--rate must be 0 (as fast as possible) or 0.1...1000000, not 0.09"),
         (["phone", "load", "--rate", "0.1", "--count", "1", "--port", "1"], "cannot connect to the accessory at 127.0.0.1:1"),
         (["phone", "forward", "--file", "/nonexistent.json", "--op", "remove", "--id", "x"], "--op, --id build one operation from flags, which --file replaces"),

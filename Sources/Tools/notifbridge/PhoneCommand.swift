@@ -48,6 +48,9 @@ struct PhoneTarget: ParsableArguments {
     func validate() throws {
         // NIO would take 70000 as port 4464 and report that one refusing.
         guard (1...65535).contains(port) else { throw ValidationError("--port \(port) is not a TCP port an accessory listens on (1...65535)") }
+        guard discoveryTimeout > 0, discoveryTimeout <= 120 else {
+            throw ValidationError("--discovery-timeout must be above 0 and at most 120 seconds, not \(discoveryTimeout)")
+        }
     }
 
     /// Saves the internet keys of the exchange `session` completed, if --internet-pairing asks.
