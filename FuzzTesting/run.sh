@@ -48,6 +48,10 @@ mkdir -p .build/fuzz
 if [[ $skip_build == 0 ]]; then
     echo "== ${build[*]}"
     started=$(date +%s)
+    # SwiftPM keeps the main package's file lists in this package's cached build plan: a file
+    # added to (or moved between) the main package's targets is "not in scope" until it is
+    # planned again. Planning again costs a few seconds.
+    rm -f ".build/$configuration.yaml" ".build/$(uname -m)-unknown-linux-gnu/$configuration/description.json"
     "${build[@]}" >.build/fuzz/build.log 2>&1 || { tail -40 .build/fuzz/build.log; exit 1; }
     echo "   built in $(( $(date +%s) - started )) s"
 fi
