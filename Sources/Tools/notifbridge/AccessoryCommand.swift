@@ -92,7 +92,7 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(
         "Serve the web dashboard on HOST:PORT, e.g. 127.0.0.1:7421 (off unless given).",
         discussion: "Every request needs the token in <state>/dashboard-token; open http://HOST:PORT/login?token=<token> once."
-    ))
+    ), transform: DashboardAddress.parse)
     var dashboard: DashboardAddress?
 
     @Flag(help: .hidden) var exitWithParent = false
@@ -316,27 +316,28 @@ func requireDBus() throws {
 #endif
 
 /// `--dashboard HOST:PORT`; an IPv6 host in brackets, `[::1]:7421`.
-struct DashboardAddress: ExpressibleByArgument {
+struct DashboardAddress {
     var host: String
     var port: Int
 
-    init?(argument: String) {
+    /// The address, or a ValidationError that ArgumentParser shows after "The value … is
+    /// invalid", so that the person learns which part is wrong.
+    static func parse(_ argument: String) throws -> DashboardAddress {
+        let form = "HOST:PORT, e.g. 127.0.0.1:7421 (an IPv6 host in brackets, [::1]:7421)"
         let host: Substring, port: Substring
         if argument.hasPrefix("["), let close = argument.firstIndex(of: "]") {
             host = argument[argument.index(after: argument.startIndex)..<close]
-            guard argument[close...].hasPrefix("]:") else { return nil }
+            guard argument[close...].hasPrefix("]:") else { throw ValidationError("not \(form)") }
             port = argument[argument.index(close, offsetBy: 2)...]
         } else {
-            guard let colon = argument.lastIndex(of: ":"), !argument[..<colon].contains(":") else { return nil }
+            guard let colon = argument.lastIndex(of: ":"), !argument[..<colon].contains(":") else { throw ValidationError("not \(form)") }
             host = argument[..<colon]
             port = argument[argument.index(after: colon)...]
         }
-        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else { return nil }
-        self.host = String(host)
-        self.port = number
+        guard !host.isEmpty else { throw ValidationError("no host before the port (\(form))") }
+        guard let number = Int(port), (0...65535).contains(number) else { throw ValidationError("\(port) is not a TCP port (0...65535)") }
+        return DashboardAddress(host: String(host), port: number)
     }
-
-    static var defaultCompletionKind: CompletionKind { .default }
 }
 
 /// How the accessory and the simulated iPhone reach each other.
