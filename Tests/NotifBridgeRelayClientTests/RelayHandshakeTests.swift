@@ -66,7 +66,9 @@ struct RelayHandshakeTests {
         running.cancel()
         await running.value
         #expect(seen.allSatisfy { $0.contains("the relay did not open the inbox within 0.2 seconds") }, "\(seen)")
-        #expect(peer.accepted >= 3)
+        // The kernel completes each connection before the peer's loop accepts it; under load that
+        // accept can come after the client gave the attempt up, so wait for it.
+        try await TestWait.until("the peer took three connections") { peer.accepted >= 3 }
         // Each attempt given up closed its socket: at most the one cancelled just now is still
         // closing, none is left behind per attempt.
         try await TestWait.until("the peer's sockets closed") { peer.open == 0 }
