@@ -250,7 +250,7 @@ let package = Package(
         .target(
             name: "NotifBridgeRelayClient",
             dependencies: [
-                "NotifBridgeRelayCore", logging, nioCore, nioPosix,
+                "NotifBridgeRelayCore", logging, nioCore,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -412,7 +412,7 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeRelayClientTests",
             dependencies: [
-                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeHostCore", "NotifBridgeTestSupport", logging, nioCore, nioPosix,
+                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeHostCore", "NotifBridgeTestSupport", logging, nioCore,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -4,7 +4,6 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOWebSocket
 import NotifBridgeRelayCore
 import NotifBridgeTCP
@@ -26,13 +25,10 @@ public struct RelayInboxClient: Sendable {
         /// The first delay before connecting again, doubled after each failure up to `maxRetryDelay`.
         public var minRetryDelay: Duration
         public var maxRetryDelay: Duration
-        /// How long the relay has to open the inbox (TCP, TLS and the WebSocket upgrade) before
-        /// the attempt is given up and made again later.
-        public var handshakeTimeout: Duration
 
         public init(
             relay: String, accessoryID: String, token: String, limits: RelayLimits = RelayLimits(),
-            minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60), handshakeTimeout: Duration = .seconds(15)
+            minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60)
         ) {
             self.relay = relay
             self.accessoryID = accessoryID
@@ -40,7 +36,6 @@ public struct RelayInboxClient: Sendable {
             self.limits = limits
             self.minRetryDelay = minRetryDelay
             self.maxRetryDelay = maxRetryDelay
-            self.handshakeTimeout = handshakeTimeout
         }
 
         var inboxURL: String {
@@ -57,12 +52,6 @@ public struct RelayInboxClient: Sendable {
     /// Why the client dropped a connection itself.
     struct Violation: Error, CustomStringConvertible {
         var description: String
-    }
-
-    /// The relay took the connection but did not open the inbox in time.
-    struct HandshakeTimeout: Error, CustomStringConvertible {
-        var timeout: Duration
-        var description: String { "the relay did not open the inbox within \(timeout) (is a NotifBridge relay at that address?)" }
     }
 
     public let configuration: Configuration
@@ -88,7 +77,7 @@ public struct RelayInboxClient: Sendable {
         var delay = configuration.minRetryDelay
         while !Task.isCancelled {
             let reason: String
-            let carried = Flag()
+            let carried = Carried()
             do {
                 let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
                 reason = close.map { "the relay closed the inbox (\($0.closeCode))" } ?? "the inbox connection ended"
@@ -98,7 +87,7 @@ public struct RelayInboxClient: Sendable {
                 reason = socketErrorText(error)
             }
             // A connection that carried messages was a success: start the delays over.
-            if carried.isSet { delay = configuration.minRetryDelay }
+            if carried.value.withLock({ $0 }) { delay = configuration.minRetryDelay }
             guard !Task.isCancelled else { return }
             onEvent(.disconnected(reason: reason, retryIn: delay))
             try? await Task.sleep(for: delay)
@@ -128,54 +117,14 @@ public struct RelayInboxClient: Sendable {
     private func connectOnce(
         onEvent: @escaping @Sendable (Event) -> Void,
         receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void,
-        carried: Flag
-    ) async throws -> WebSocketCloseFrame? {
-        // The WebSocket client waits for the upgrade on a future that neither cancellation nor a
-        // deadline reaches, so a peer that accepts and stays silent would hold the accessory's
-        // shutdown for ever. The attempt gets an event loop of its own: shutting that loop down
-        // closes its socket and ends the wait.
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let opened = Flag()
-        let timedOut = Flag()
-        let attempt = Task { try await exchange(on: loop, onEvent: onEvent, receive: receive, carried: carried, opened: opened) }
-        let deadline = Task { [timeout = configuration.handshakeTimeout] in
-            try await Task.sleep(for: timeout)
-            guard !opened.isSet else { return }
-            timedOut.set()
-            try await loop.shutdownGracefully()
-        }
-        defer {
-            deadline.cancel()
-            loop.shutdownGracefully { _ in }
-        }
-        return try await withTaskCancellationHandler {
-            do {
-                return try await attempt.value
-            } catch where timedOut.isSet {
-                throw HandshakeTimeout(timeout: configuration.handshakeTimeout)
-            }
-        } onCancel: {
-            attempt.cancel()
-            if !opened.isSet { loop.shutdownGracefully { _ in } }
-        }
-    }
-
-    /// One WebSocket connection to the inbox, on `loop`, from the handshake to its end.
-    private func exchange(
-        on loop: MultiThreadedEventLoopGroup,
-        onEvent: @escaping @Sendable (Event) -> Void,
-        receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void,
-        carried: Flag,
-        opened: Flag
+        carried: Carried
     ) async throws -> WebSocketCloseFrame? {
         let limits = configuration.limits
         return try await WebSocketClient.connect(
             url: configuration.inboxURL,
             configuration: .init(additionalHeaders: [.authorization: "Bearer \(configuration.token)"]),
-            eventLoopGroup: loop,
             logger: logger
         ) { inbound, outbound, _ in
-            opened.set()
             onEvent(.connected)
             let (frames, send) = AsyncStream.makeStream(of: [UInt8].self)
             pushes.opened(send)
@@ -197,7 +146,7 @@ public struct RelayInboxClient: Sendable {
                         last = seq
                         try await receive(seq, body)
                         try await outbound.write(.binary(ByteBuffer(bytes: RelayFrame.ack(seq: seq).encoded())))
-                        carried.set()
+                        carried.value.withLock { $0 = true }
                     case .pushed(let id, let status):
                         guard pushes.answered(id, status) else { throw Violation(description: "the relay answered push \(id), which was not sent") }
                     case .ack, .push:
@@ -209,10 +158,7 @@ public struct RelayInboxClient: Sendable {
     }
 }
 
-/// A fact about a connection that one task learns and another reads: that it delivered
-/// anything, that its inbox opened, that its handshake ran out of time.
-final class Flag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
+/// Whether a connection delivered anything, set from its handler.
+final class Carried: Sendable {
+    let value = Mutex(false)
 }
