@@ -390,17 +390,18 @@ enum RelayCredentials {
     }
 
     /// The relay's URL: one of `schemes`, a host, and a port that is one (NIO would take 99999
-    /// as port 34463 and send the token there).
+    /// as port 34463 and send the token there). The URL is echoed as given: every error is made
+    /// terminal-safe where it is printed (`exitShowingSafely`).
     static func check(url: String, schemes: [String]) throws {
         let form = "\(schemes[0])://HOST:PORT or \(schemes[1])://HOST"
         guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), schemes.contains(scheme) else {
-            throw ValidationError("--relay must be \(form), not \(terminalSafe(url.debugDescription))")
+            throw ValidationError("--relay must be \(form), not \(url.debugDescription)")
         }
         guard let host = parts.host, !host.isEmpty else {
-            throw ValidationError("--relay \(terminalSafe(url)) names no host (\(form))")
+            throw ValidationError("--relay \(url) names no host (\(form))")
         }
         if let port = parts.port, !(1...65535).contains(port) {
-            throw ValidationError("--relay \(terminalSafe(url)): \(port) is not a TCP port (1...65535)")
+            throw ValidationError("--relay \(url): \(port) is not a TCP port (1...65535)")
         }
     }
 
