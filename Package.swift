@@ -61,6 +61,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
@@ -244,16 +245,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The accessory's side of its relay inbox: a WebSocket (swift-websocket's client, TLS
-        // through NIOSSL for wss://), reconnecting, acking what it has stored; and the iPhone's
-        // transport extension posting to the relay (async-http-client).
+        // The accessory's side of its relay inbox: a WebSocket (swift-websocket's connection and
+        // frame handler, set up here with a handshake deadline; TLS through NIOSSL for wss://),
+        // reconnecting, acking what it has stored; and the iPhone's transport extension posting
+        // to the relay (async-http-client).
         .target(
             name: "NotifBridgeRelayClient",
             dependencies: [
-                "NotifBridgeRelayCore", logging, nioCore,
+                "NotifBridgeRelayCore", logging, nioCore, nioPosix,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 "NotifBridgeHostCore", "NotifBridgeTCP",
@@ -412,7 +415,8 @@ let package = Package(
         .testTarget(
             name: "NotifBridgeRelayClientTests",
             dependencies: [
-                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeHostCore", "NotifBridgeTestSupport", logging, nioCore,
+                "NotifBridgeRelayClient", "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayCore", "NotifBridgeHostCore", "NotifBridgeTestSupport", logging, nioCore, nioPosix, crypto,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -1,13 +1,14 @@
 import AsyncHTTPClient
-import HTTPTypes
-import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOWebSocket
+import NIOPosix
+import NIOSSL
 import NotifBridgeRelayCore
 import NotifBridgeTCP
 import Synchronization
+import WSClient
+import WSCore
 
 /// The accessory's side of its inbox at a relay (docs/PROTOCOL.md §11): one WebSocket at a time,
 /// opened again after any failure with a growing delay. Each delivered message goes to the
@@ -25,10 +26,21 @@ public struct RelayInboxClient: Sendable {
         /// The first delay before connecting again, doubled after each failure up to `maxRetryDelay`.
         public var minRetryDelay: Duration
         public var maxRetryDelay: Duration
+        /// How long a peer may take to open the inbox (TCP, TLS and the WebSocket upgrade) before
+        /// the attempt is given up and its socket closed.
+        public var handshakeTimeout: Duration
+        /// A ping goes out this often on an open inbox, and the connection is closed when a ping
+        /// has had no pong by the time the next is due: a connection the network dropped without
+        /// a word (a NAT that forgot it, Wi-Fi gone) is found within two intervals and opened
+        /// again, instead of waiting for ever for deliveries that cannot come.
+        public var pingInterval: Duration
+        /// The certificates a `wss://` relay's chain must lead to; nil for the system's roots.
+        public var trustRoots: [NIOSSLCertificate]?
 
         public init(
             relay: String, accessoryID: String, token: String, limits: RelayLimits = RelayLimits(),
-            minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60)
+            minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60),
+            handshakeTimeout: Duration = .seconds(15), pingInterval: Duration = .seconds(30), trustRoots: [NIOSSLCertificate]? = nil
         ) {
             self.relay = relay
             self.accessoryID = accessoryID
@@ -36,6 +48,9 @@ public struct RelayInboxClient: Sendable {
             self.limits = limits
             self.minRetryDelay = minRetryDelay
             self.maxRetryDelay = maxRetryDelay
+            self.handshakeTimeout = handshakeTimeout
+            self.pingInterval = pingInterval
+            self.trustRoots = trustRoots
         }
 
         var inboxURL: String {
@@ -80,11 +95,14 @@ public struct RelayInboxClient: Sendable {
             let carried = Carried()
             do {
                 let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
-                reason = close.map { "the relay closed the inbox (\($0.closeCode))" } ?? "the inbox connection ended"
+                reason = close.map { "the relay closed the inbox (\($0.closeCode))" }
+                    ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(Self.seconds(configuration.pingInterval)))"
             } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
                 reason = await upgradeRefusal() ?? "\(error)"
+            } catch is InboxChannel.HandshakeTimeout {
+                reason = "the relay did not open the inbox within \(Self.seconds(configuration.handshakeTimeout)) (it took the connection and answered nothing)"
             } catch {
-                reason = socketErrorText(error)
+                reason = tlsErrorText(error) ?? socketErrorText(error)
             }
             // A connection that carried messages was a success: start the delays over.
             if carried.value.withLock({ $0 }) { delay = configuration.minRetryDelay }
@@ -120,10 +138,9 @@ public struct RelayInboxClient: Sendable {
         carried: Carried
     ) async throws -> WebSocketCloseFrame? {
         let limits = configuration.limits
-        return try await WebSocketClient.connect(
-            url: configuration.inboxURL,
-            configuration: .init(additionalHeaders: [.authorization: "Bearer \(configuration.token)"]),
-            logger: logger
+        let channel = try InboxChannel(
+            url: configuration.inboxURL, headers: ["Authorization": "Bearer \(configuration.token)"], trustRoots: configuration.trustRoots,
+            handshakeTimeout: configuration.handshakeTimeout, pingInterval: configuration.pingInterval
         ) { inbound, outbound, _ in
             onEvent(.connected)
             let (frames, send) = AsyncStream.makeStream(of: [UInt8].self)
@@ -155,6 +172,20 @@ public struct RelayInboxClient: Sendable {
                 }
             }
         }
+        let address = channel.address
+        return try await ClientConnection(
+            channel, address: .hostname(address.host, port: address.port), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
+        ).run()
+    }
+}
+
+extension RelayInboxClient {
+    /// "15 seconds", "0.2 seconds": a duration as an error message says it.
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds % 1000 == 0 { return milliseconds == 1000 ? "1 second" : "\(milliseconds / 1000) seconds" }
+        return "\(Double(milliseconds) / 1000) seconds"
     }
 }
 
