@@ -158,6 +158,8 @@ struct ExecutableTests {
         (["accessory", "--relay", "ws://:80", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay ws://:80 names no host"),
         (["accessory", "--relay", "http://127.0.0.1:80", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay must be ws://HOST:PORT or wss://HOST"),
         (["accessory", "--relay", "ws://127.0.0.1:65536", "--relay-id", "a", "--relay-token-file", "/nonexistent"], "--relay ws://127.0.0.1:65536: 65536 is not a TCP port (1...65535)"),
+        (["accessory", "--relay", "ws://127.0.0.1:80", "--relay-id", "a", "--relay-token-file", "/nonexistent", "--relay-ca", "/ca.pem"], "--relay-ca is for a wss:// --relay"),
+        (["accessory", "--relay-ca", "/ca.pem"], "--relay-ca is for a wss:// --relay"),
         (Self.internetPhone(relay: "http://127.0.0.1:65536"), "--relay http://127.0.0.1:65536: 65536 is not a TCP port (1...65535)"),
         (Self.internetPhone(relay: "http://127.0.0.1:65535"), "cannot read --relay-token-file /nonexistent-token: No such file or directory"),
     ])
@@ -165,6 +167,35 @@ struct ExecutableTests {
         let run = try Self.run(arguments)
         #expect(run.status != 0)
         #expect(run.errors.contains(message), "\(run.errors)")
+    }
+
+    /// The relay's files are read before the daemon starts: a wrong one stops the start with a
+    /// reason, and the key and the store are not made.
+    @Test("accessory --relay-ca: a file it cannot use is refused before anything is made", arguments: [
+        ("directory", "cannot read --relay-ca FILE: it is a directory, not a file"),
+        ("missing", "cannot read --relay-ca FILE: No such file or directory"),
+        ("junk", "--relay-ca FILE holds no PEM certificate (-----BEGIN CERTIFICATE-----)"),
+    ])
+    func relayCAFile(kind: String, message: String) throws {
+        let directory = try TemporaryDirectory("relay-ca")
+        defer { directory.remove() }
+        let token = directory.path + "/token"
+        try Data("token\n".utf8).write(to: URL(fileURLWithPath: token))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: token)
+        let ca = directory.path + "/ca.pem"
+        switch kind {
+        case "directory": try FileManager.default.createDirectory(atPath: ca, withIntermediateDirectories: false)
+        case "junk": try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: ca))
+        default: break
+        }
+        let state = directory.path + "/state"
+        let run = try Self.run([
+            "accessory", "--state", state, "--port", "0", "--relay", "wss://relay.invalid", "--relay-id", "watch-1",
+            "--relay-token-file", token, "--relay-ca", ca,
+        ])
+        #expect(run.status != 0)
+        #expect(run.errors.contains("Error: " + message.replacingOccurrences(of: "FILE", with: ca)), "\(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: state), "the state directory was made")
     }
 
     static func internetPhone(relay: String) -> [String] {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOSSL
 import ServiceLifecycle
 import UnixSignals
 import NotifBridgeAccessory
@@ -89,6 +90,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "File holding this accessory's inbox token at the relay (keep it 0600).")
     var relayTokenFile: String?
 
+    @Option(help: "PEM file of the certificates a wss:// relay's chain must lead to, for a relay with a private CA (default: the system's roots).")
+    var relayCa: String?
+
     @Option(help: ArgumentHelp(
         "Serve the web dashboard on HOST:PORT, e.g. 127.0.0.1:7421 (off unless given).",
         discussion: "Every request needs the token in <state>/dashboard-token; open http://HOST:PORT/login?token=<token> once."
@@ -106,6 +110,9 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw ValidationError("--relay, --relay-id and --relay-token-file go together")
         }
         if let relay { try RelayCredentials.check(url: relay, schemes: ["ws", "wss"]) }
+        if relayCa != nil, relay.map({ $0.lowercased().hasPrefix("wss://") }) != true {
+            throw ValidationError("--relay-ca is for a wss:// --relay")
+        }
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
@@ -129,6 +136,9 @@ struct AccessoryCommand: AsyncParsableCommand {
         }
         let configuration = AccessoryConfiguration(stateDirectory: state, host: host, port: port, suite: suite,
                                                    resources: .init(maxConnections: maxConnections), commitWindow: .milliseconds(commitWindow))
+        // Before the daemon, which makes the key and the store: a wrong relay file stops the start
+        // with nothing made.
+        let internet = try relaySource(logger: logger)
         let daemon: AccessoryDaemon
         let hub = dashboard.map { _ in DashboardHub() }
         do {
@@ -153,7 +163,6 @@ struct AccessoryCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        let internet = try relaySource(logger: logger)
         let service: AccessoryService
         switch transport {
         case .tcp:
@@ -276,7 +285,8 @@ struct AccessoryCommand: AsyncParsableCommand {
         guard let relay, let relayId, let relayTokenFile else { return nil }
         let token = try RelayCredentials.token(file: relayTokenFile)
         try RelayCredentials.check(id: relayId)
-        return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token), logger: logger))
+        let roots = try relayCa.map(RelayCredentials.certificates(file:))
+        return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token, trustRoots: roots), logger: logger))
     }
 }
 
@@ -387,6 +397,21 @@ enum RelayCredentials {
             try? FileHandle.standardError.write(contentsOf: Data(warning.utf8))
         }
         return token
+    }
+
+    /// The certificates in a PEM file, read now, so that a wrong file stops the start instead of
+    /// failing every TLS handshake with the relay.
+    static func certificates(file: String) throws -> [NIOSSLCertificate] {
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw CommandFailure("cannot read --relay-ca \(file): \(fileErrorText(error, path: file))")
+        }
+        guard let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(bytes)), !certificates.isEmpty else {
+            throw CommandFailure("--relay-ca \(file) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        return certificates
     }
 
     /// The relay's URL: one of `schemes`, a host, and a port that is one (NIO would take 99999
