@@ -223,6 +223,48 @@ struct DashboardServerTests {
     }
 }
 
+extension DashboardServerTests {
+    /// What a person who opens a wrong address sees: a page in the dashboard's look with the
+    /// reason, escaped, and the way back; the script's POSTs keep their JSON.
+    @Test("A page that cannot be shown is an HTML page saying why, with the status kept", arguments: [
+        ("/nope", 404, "there is no page /nope on this dashboard"),
+        ("/%3Cscript%3Ealert(1)%3C/script%3E", 404, "there is no page /&lt;script&gt;alert(1)&lt;/script&gt; on this dashboard"),
+        ("/notification", 400, "source and id are required"),
+        ("/notification?source=a&id=b", 404, "no such notification on this accessory"),
+        ("/chart/more", 404, "there is no page /chart/more on this dashboard"),
+        ("/live", 400, "/live is a WebSocket: send an upgrade request"),
+    ])
+    func errorPages(path: String, status: Int, message: String) async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, path, headers: [Self.bearer(running)])
+            #expect(response.status == status)
+            #expect(response.headers["Content-Type"].first == "text/html; charset=utf-8")
+            #expect(response.body.contains("<p class=\"problem\">\(message)</p>"), "\(response.body)")
+            #expect(response.body.contains(#"<a href="/">Back to the notifications</a>"#))
+            #expect(!response.body.contains("<script>alert"))
+            #expect(response.headers["Content-Security-Policy"].first == SecurityHeaders.policy)
+        }
+    }
+
+    @Test("Without the token, a page other than the list says where the token is, as a page")
+    func unauthorizedPage() async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, "/chart")
+            #expect(response.status == 401)
+            #expect(response.body.contains("the dashboard&#39;s token is required") || response.body.contains("the dashboard's token is required"), "\(response.body)")
+        }
+    }
+
+    @Test("The script's requests keep JSON errors")
+    func scriptErrorsStayJSON() async throws {
+        try await Self.withDashboard { running in
+            let response = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), ("Content-Type", "text/plain")], body: "{}")
+            #expect(response.status == 415)
+            #expect(response.headers["Content-Type"].first == "application/json; charset=utf-8")
+        }
+    }
+}
+
 /// The live feed's upgrade is guarded as the pages are.
 @Suite("Dashboard live feed", .timeLimit(.minutes(1)))
 struct DashboardLiveTests {

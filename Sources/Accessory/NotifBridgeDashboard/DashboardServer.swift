@@ -75,6 +75,7 @@ public struct DashboardServer: Sendable {
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         router.add(middleware: SecurityHeaders())
+        router.add(middleware: ErrorPages())
         router.add(middleware: guardian)
         router.get("/static/dashboard.css") { _, _ in Self.asset(DashboardAssets.css, type: "text/css; charset=utf-8") }
         router.get("/static/dashboard.js") { _, _ in Self.asset(DashboardAssets.script, type: "text/javascript; charset=utf-8") }

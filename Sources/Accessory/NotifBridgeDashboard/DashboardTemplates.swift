@@ -20,7 +20,7 @@ enum DashboardTemplates {
     }
 
     private static let sources: [(String, String)] = [
-        ("head", head), ("list", list), ("item", item), ("state", state), ("chart", chart), ("detail", detail), ("login", login),
+        ("head", head), ("list", list), ("item", item), ("state", state), ("chart", chart), ("detail", detail), ("login", login), ("error", error),
     ]
 
     private static let head = """
@@ -96,6 +96,13 @@ enum DashboardTemplates {
         {{#hasAttachments}}<h2>Attachments</h2><ul class="attachments">{{#attachments}}<li>{{#isImage}}<img src="{{url}}" alt="Attachment" class="attachment">{{/isImage}}<a href="{{url}}" download>{{type}}, {{size}}</a></li>{{/attachments}}</ul>{{/hasAttachments}}
         {{/notification}}</main>
         <script src="/static/dashboard.js"></script></body></html>
+        """
+
+    private static let error = """
+        {{> head}}
+        <body><header><h1><a href="/">NotifBridge</a></h1></header><main class="error">
+        <h2>{{status}}</h2><p class="problem">{{message}}</p><p><a href="/">Back to the notifications</a></p>
+        </main></body></html>
         """
 
     private static let login = """
