@@ -198,6 +198,27 @@ struct ExecutableTests {
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was made")
     }
 
+    /// Something that takes the connection and says nothing (a relay's HTTP port waits for a
+    /// request): the phone says so once, and prints no "link closed" of its own teardown first.
+    @Test("phone at a port where nothing speaks: one error with the hint, no link line before it")
+    func phoneAtSilentPort() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 4) == 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let phone = try Self.run(["phone", "forward", "--title", "x", "--port", "\(port)", "--timeout", "1"])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains("timed out waiting for the key exchange (1.0 seconds): the connection is open but nothing answered; is a NotifBridge accessory listening there?"), "\(phone.errors)")
+        #expect(!phone.output.contains("link closed"), "\(phone.output)")
+    }
+
     static func internetPhone(relay: String) -> [String] {
         [
             "phone", "forward", "--transport", "internet", "--title", "x", "--relay", relay, "--relay-id", "watch-1",

@@ -83,6 +83,9 @@ public final class HostClient: Sendable {
             }
             connection.perform(connection.step { $0.connected(maxChunkLength: link.chunkLength) })
             defer {
+                // Closing it ourselves, after the body returned or threw: no "closed" event, which
+                // would print as the accessory's doing before the error that says why.
+                connection.closing.withLock { $0 = true }
                 group.cancelAll()
                 link.close()
             }
