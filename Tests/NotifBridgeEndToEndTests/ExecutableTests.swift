@@ -90,6 +90,27 @@ struct ExecutableTests {
         #expect(policy.errors.contains(message), "\(policy.errors)")
     }
 
+    /// The policy's strings are the owner's text, shown, never obeyed: a C1 control sequence
+    /// introducer and a bidi override in a keyword and an app ID come out as JSON escapes, in the
+    /// policy and in the decision whose reason quotes the keyword.
+    @Test("policy shows the file's control characters and bidi overrides escaped")
+    func policyShownSafely() throws {
+        let directory = try TemporaryDirectory("policy-safe")
+        defer { directory.remove() }
+        let config = directory.path + "/policy.json"
+        let policy = #"{"keywords": [{"match": "a\u009b31mRED", "action": "alert"}], "mutedApps": ["com.x\u202e"]}"#
+        try Data(policy.utf8).write(to: URL(fileURLWithPath: config))
+        let sample = directory.path + "/sample.json"
+        let add = #"{"op": "add", "notification": {"source": "com.y", "id": "1", "sourceName": "Y", "title": "a\u009b31mRED"}}"#
+        try Data(add.utf8).write(to: URL(fileURLWithPath: sample))
+        let run = try Self.run(["policy", "--config", config, "--sample", sample])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains(#""match" : "a\u009b31mRED""#), "\(run.output)")
+        #expect(run.output.contains(#""com.x\u202e""#), "\(run.output)")
+        let raw = run.output.unicodeScalars.filter { $0.value == 0x9B || $0.value == 0x202E }
+        #expect(raw.isEmpty, "raw controls reached the terminal: \(run.output.debugDescription)")
+    }
+
     /// An operation file's mistake is named by its place before anything connects; a file
     /// without one gets as far as connecting (port 1: nothing listens there).
     @Test("phone forward --file: unknown keys, wrong words and missing keys are refused by their place", arguments: [

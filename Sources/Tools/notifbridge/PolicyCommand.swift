@@ -48,8 +48,10 @@ struct PolicyCommand: AsyncParsableCommand {
         if config == nil, !FileManager.default.fileExists(atPath: beside) {
             print("no policy file: \(terminalSafe(beside)) does not exist, so the accessory uses the defaults")
         }
+        // The file's strings are shown, not obeyed: JSONEncoder leaves C1 controls and bidi
+        // overrides raw, and a terminal would act on them.
         print("effective policy:")
-        print(String(decoding: try encoder.encode(policy), as: UTF8.self))
+        print(jsonEscapingTerminalControls(String(decoding: try encoder.encode(policy), as: UTF8.self)))
         guard let (notification, alerting) = added else { return }
 
         let minute: Int
@@ -68,7 +70,7 @@ struct PolicyCommand: AsyncParsableCommand {
         )
         guard let decision = plan.decision else { throw CommandFailure("no decision for --sample \(sample ?? "")") }
         print("\ndecision for \(terminalSafe(notification.source))/\(terminalSafe(notification.id)) at \(TimeOfDay.format(minute)):")
-        print(String(decoding: try encoder.encode(decision), as: UTF8.self))
+        print(jsonEscapingTerminalControls(String(decoding: try encoder.encode(decision), as: UTF8.self)))
     }
 
     /// The one add operation in a `--sample` file.
