@@ -27,8 +27,9 @@ struct RelayHandshakeTests {
         let connections = Connections()
         let channel: any Channel
 
-        /// With `tls`, the peer speaks TLS with the test CA's certificate for localhost.
-        init(upgrades: Bool = false, tls: NIOSSLContext? = nil) async throws {
+        /// With `tls`, the peer speaks TLS with the test CA's certificate for localhost; with
+        /// `answers` ("403 Forbidden"), it answers every request so and closes.
+        init(upgrades: Bool = false, tls: NIOSSLContext? = nil, answers: String? = nil) async throws {
             let connections = connections
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .childChannelInitializer { child in
@@ -38,6 +39,7 @@ struct RelayHandshakeTests {
                     return child.eventLoop.makeCompletedFuture {
                         if let tls { try child.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                         if upgrades { try child.pipeline.syncOperations.addHandler(Upgrade(connections: connections)) }
+                        if let answers { try child.pipeline.syncOperations.addHandler(Answer(status: answers)) }
                     }
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
@@ -88,6 +90,23 @@ struct RelayHandshakeTests {
                 }
             }
             return nil
+        }
+    }
+
+    /// Answers the first request with `status` and no body, then closes.
+    final class Answer: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let status: String
+        var request = ""
+
+        init(status: String) { self.status = status }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            request += String(buffer: unwrapInboundIn(data))
+            guard request.contains("\r\n\r\n") else { return }
+            let response = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).whenComplete { _ in context.close(promise: nil) }
         }
     }
 
@@ -214,5 +233,23 @@ struct RelayHandshakeTests {
             return
         }
         #expect(reason == "the TLS handshake with the relay failed: CERTIFICATE_VERIFY_FAILED")
+    }
+
+    /// A relay that declines the upgrade with a status of its own is reported by that status (a
+    /// plain request asks why, and gets the same answer here).
+    @Test("a declined upgrade is reported by its status: 401 as the token, others as they came", arguments: [
+        ("401 Unauthorized", "the relay refused accessory watch-1's inbox token (401)"),
+        ("403 Forbidden", "/v1/accessories/watch-1/inbox answered 403 Forbidden"),
+        ("404 Not Found", "/v1/accessories/watch-1/inbox answered 404 Not Found"),
+    ])
+    func declined(status: String, reason: String) async throws {
+        let peer = try await Peer(answers: status)
+        defer { peer.close() }
+        let event = await Self.firstEvent(of: Self.client(peer.url, handshakeTimeout: .seconds(30)))
+        guard case .disconnected(let said, _) = event else {
+            Issue.record("expected a refusal, got \(String(describing: event))")
+            return
+        }
+        #expect(said.contains(reason), "\(said)")
     }
 }

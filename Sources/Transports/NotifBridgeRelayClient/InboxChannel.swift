@@ -53,9 +53,15 @@ struct InboxChannel: ClientConnectionChannel {
     /// The handshake did not finish within the deadline; the socket is closed.
     struct HandshakeTimeout: Error {}
 
+    /// The relay answered the upgrade with an ordinary response: its status says why (401, a
+    /// wrong token or an unknown accessory); nil when the connection ended before the status.
+    struct Declined: Error {
+        var status: HTTPResponseStatus?
+    }
+
     enum Upgraded: Sendable {
         case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
-        case declined
+        case declined(EventLoopFuture<HTTPResponseStatus>)
     }
 
     /// The channel with the handshake's outcome to come, and whether the deadline closed it.
@@ -117,7 +123,12 @@ struct InboxChannel: ClientConnectionChannel {
             let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: address.target, headers: headers)
             var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
                 upgradeConfiguration: .init(upgradeRequestHead: request, upgraders: [upgrader]) { channel in
-                    channel.eventLoop.makeSucceededFuture(.declined)
+                    // The response that declined comes down the pipeline once this returns.
+                    channel.eventLoop.makeCompletedFuture {
+                        let status = ResponseStatus(promise: channel.eventLoop.makePromise())
+                        try channel.pipeline.syncOperations.addHandler(status)
+                        return .declined(status.promise.futureResult)
+                    }
                 }
             )
             configuration.leftOverBytesStrategy = .forwardBytes
@@ -147,8 +158,9 @@ struct InboxChannel: ClientConnectionChannel {
             throw error
         }
         switch upgraded {
-        case .declined:
-            throw WebSocketClientError.webSocketUpgradeFailed
+        case .declined(let status):
+            defer { value.channel.close(promise: nil) }
+            throw Declined(status: try? await status.get())
         case .webSocket(let webSocket):
             return try await WebSocketHandler.handle(
                 type: .client,
@@ -158,5 +170,27 @@ struct InboxChannel: ClientConnectionChannel {
                 handler: handler
             )
         }
+    }
+}
+
+/// Takes the status of the response that declined the upgrade; the body is not needed.
+final class ResponseStatus: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+
+    let promise: EventLoopPromise<HTTPResponseStatus>
+
+    init(promise: EventLoopPromise<HTTPResponseStatus>) { self.promise = promise }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) { promise.succeed(head.status) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.eof)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        promise.fail(ChannelError.eof)
     }
 }

@@ -97,8 +97,8 @@ public struct RelayInboxClient: Sendable {
                 let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
                 reason = close.map { "the relay closed the inbox (\($0.closeCode))" }
                     ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(Self.seconds(configuration.pingInterval)))"
-            } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-                reason = await upgradeRefusal() ?? "\(error)"
+            } catch let declined as InboxChannel.Declined {
+                reason = await refusal(declined.status)
             } catch is InboxChannel.HandshakeTimeout {
                 reason = "the relay did not open the inbox within \(Self.seconds(configuration.handshakeTimeout)) (it took the connection and answered nothing)"
             } catch {
@@ -113,23 +113,33 @@ public struct RelayInboxClient: Sendable {
         }
     }
 
-    /// Why the relay would not upgrade the inbox, asked of it with a plain GET (a WebSocket
-    /// client only learns that the upgrade failed): the relay answers 401 to an unknown
-    /// accessory or a wrong token, and 400 to the right token.
-    private func upgradeRefusal() async -> String? {
+    /// Why the relay would not open the inbox. A relay on Hummingbird answers every declined
+    /// upgrade 400 without a body, so on anything but 401 the relay is asked again with a plain
+    /// GET, which it answers 401 for an unknown accessory or a wrong token and 400 for the right
+    /// token (docs/PROTOCOL.md §11).
+    private func refusal(_ status: HTTPResponseStatus?) async -> String {
+        let refused = "the relay refused accessory \(configuration.accessoryID)'s inbox token (401): check --relay-id and the token file, or register the accessory again (`notifbridge relay register`)"
+        if status == .unauthorized { return refused }
         var url = configuration.inboxURL
         if url.hasPrefix("ws") { url = "http" + url.dropFirst(2) }
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
-        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(10)) else { return nil }
-        switch response.status.code {
-        case 401:
-            return "the relay refused accessory \(configuration.accessoryID)'s inbox token (401): check --relay-id and the token file, or register the accessory again (`notifbridge relay register`)"
-        case 400:
-            return nil
-        default:
-            return "the relay would not open the inbox: \(url) answered \(response.status.code) \(response.status.reasonPhrase)"
-        }
+        let answer = await Self.probe(request, trustRoots: configuration.trustRoots)
+        if answer == .unauthorized { return refused }
+        guard let status = answer ?? status else { return "the relay would not open the inbox, and closed the connection before saying why" }
+        return "the relay would not open the inbox: \(url) answered \(status.code) \(status.reasonPhrase)"
+    }
+
+    /// The status of one plain request, within 10 s; nil when none came. With trust roots of its
+    /// own the request needs a client of its own, shut down after it.
+    private static func probe(_ request: HTTPClientRequest, trustRoots: [NIOSSLCertificate]?) async -> HTTPResponseStatus? {
+        guard let trustRoots else { return try? await HTTPClient.shared.execute(request, timeout: .seconds(10)).status }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(trustRoots)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        let status = try? await client.execute(request, timeout: .seconds(10)).status
+        try? await client.shutdown()
+        return status
     }
 
     private func connectOnce(
