@@ -33,10 +33,12 @@ extension PhoneCommand {
         var serviceExtension: String?
         @Option(help: "Seconds the service extension may take before the original content is forwarded (iOS gives about 30).")
         var serviceExtensionDeadline: Double = Double(ServiceExtension.defaultDeadline.components.seconds)
-        @Option(help: "Seconds to stay connected after the last receipt, printing replies.") var linger: Double = 0
+        @Option(help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
 
         func validate() throws {
             if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }
+            // `!(x >= 0)` also refuses NaN; infinity would trap when the wait is made a Duration.
+            guard linger >= 0, linger <= Forward.maxLinger else { throw ValidationError("--linger must be 0...\(Int(Forward.maxLinger)) seconds, not \(linger)") }
             guard serviceExtensionDeadline > 0, serviceExtensionDeadline <= Self.maxDeadlineSeconds else {
                 throw ValidationError("--service-extension-deadline must be more than 0 and at most \(Int(Self.maxDeadlineSeconds)) seconds")
             }
