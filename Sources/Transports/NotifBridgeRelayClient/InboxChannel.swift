@@ -100,6 +100,10 @@ struct InboxChannel: ClientConnectionChannel {
         if address.tls {
             var configuration = TLSConfiguration.makeClientConfiguration()
             if let trustRoots { configuration.trustRoots = .certificates(trustRoots) }
+            // Closing, the client waits this long for the relay's close_notify. Against a NIO TLS
+            // server the wait ran to its end every time (5 s by default, added to each stop of
+            // the accessory; `RelayHandshakeTests`); everything the inbox owed is sent by then.
+            configuration.shutdownTimeout = .seconds(1)
             tls = try NIOSSLContext(configuration: configuration)
         } else {
             tls = nil
