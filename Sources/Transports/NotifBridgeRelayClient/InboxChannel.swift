@@ -131,7 +131,7 @@ struct InboxChannel: ClientConnectionChannel {
                     channel.eventLoop.makeCompletedFuture {
                         let status = ResponseStatus(promise: channel.eventLoop.makePromise())
                         try channel.pipeline.syncOperations.addHandler(status)
-                        return .declined(status.promise.futureResult)
+                        return .declined(status.future)
                     }
                 }
             )
@@ -177,24 +177,34 @@ struct InboxChannel: ClientConnectionChannel {
     }
 }
 
-/// Takes the status of the response that declined the upgrade; the body is not needed.
-final class ResponseStatus: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+/// Takes the status of the response that declined the upgrade; the body is not needed. Lives
+/// on the channel's event loop, so its state needs no lock.
+final class ResponseStatus: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
 
-    let promise: EventLoopPromise<HTTPResponseStatus>
+    let future: EventLoopFuture<HTTPResponseStatus>
+    /// Nil once the status came, or once the connection ended without it.
+    private var promise: EventLoopPromise<HTTPResponseStatus>?
 
-    init(promise: EventLoopPromise<HTTPResponseStatus>) { self.promise = promise }
+    init(promise: EventLoopPromise<HTTPResponseStatus>) {
+        self.promise = promise
+        future = promise.futureResult
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) { promise.succeed(head.status) }
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        promise?.succeed(head.status)
+        promise = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(ChannelError.eof)
+        promise?.fail(ChannelError.eof)
+        promise = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        promise.fail(ChannelError.eof)
+        promise?.fail(ChannelError.eof)
+        promise = nil
     }
 }
