@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NotifBridgeRelayClient
+import NotifBridgeRelayCore
 import NotifBridgeTestSupport
 import Synchronization
 import Testing
@@ -29,7 +30,7 @@ struct RelayHandshakeTests {
 
         /// With `tls`, the peer speaks TLS with the test CA's certificate for localhost; with
         /// `answers` ("403 Forbidden"), it answers every request so and closes.
-        init(upgrades: Bool = false, tls: NIOSSLContext? = nil, answers: String? = nil) async throws {
+        init(upgrades: Bool = false, tls: NIOSSLContext? = nil, answers: String? = nil, sends: [UInt8] = []) async throws {
             let connections = connections
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .childChannelInitializer { child in
@@ -38,7 +39,7 @@ struct RelayHandshakeTests {
                     child.closeFuture.whenComplete { _ in connections.open.withLock { $0.removeAll { $0 === child } } }
                     return child.eventLoop.makeCompletedFuture {
                         if let tls { try child.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                        if upgrades { try child.pipeline.syncOperations.addHandler(Upgrade(connections: connections)) }
+                        if upgrades { try child.pipeline.syncOperations.addHandler(Upgrade(connections: connections, then: sends)) }
                         if let answers { try child.pipeline.syncOperations.addHandler(Answer(status: answers)) }
                     }
                 }
@@ -61,10 +62,15 @@ struct RelayHandshakeTests {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
         let connections: Peer.Connections
+        /// Bytes sent right after the upgrade's answer (frames, as the server writes them).
+        let then: [UInt8]
         var request = ""
         var upgraded = false
 
-        init(connections: Peer.Connections) { self.connections = connections }
+        init(connections: Peer.Connections, then: [UInt8]) {
+            self.connections = connections
+            self.then = then
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let bytes = unwrapInboundIn(data)
@@ -79,7 +85,7 @@ struct RelayHandshakeTests {
             let response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: \(Data(digest).base64EncodedString())\r\n\r\n"
             upgraded = true
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Array(response.utf8) + then)), promise: nil)
         }
 
         static func header(_ name: String, in request: String) -> String? {
@@ -251,5 +257,29 @@ struct RelayHandshakeTests {
             return
         }
         #expect(said.contains(reason), "\(said)")
+    }
+
+    /// §11.5 has the relay fragment long messages, but a relay that sends the largest message in
+    /// one frame is read too: the frame limit is the message limit.
+    @Test("the largest message in one unfragmented frame is received", .timeLimit(.minutes(1)))
+    func unfragmentedLargest() async throws {
+        let message = [UInt8](repeating: 0xA5, count: RelayLimits().maxMessageLength)
+        let payload = RelayFrame.deliver(seq: 1, message: message).encoded()
+        var frame: [UInt8] = [0x82, 127]
+        withUnsafeBytes(of: UInt64(payload.count).bigEndian) { frame += $0 }
+        let peer = try await Peer(upgrades: true, sends: frame + payload)
+        defer { peer.close() }
+        let (got, arrived) = AsyncStream.makeStream(of: Int.self)
+        let client = Self.client(peer.url, handshakeTimeout: .seconds(30))
+        let running = Task {
+            await client.run { seq, body in
+                #expect(seq == 1 && body == message)
+                arrived.yield(body.count)
+            }
+        }
+        var iterator = got.makeAsyncIterator()
+        #expect(await iterator.next() == message.count)
+        running.cancel()
+        await running.value
     }
 }

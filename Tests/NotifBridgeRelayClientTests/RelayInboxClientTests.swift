@@ -88,6 +88,36 @@ struct RelayInboxClientTests {
         }
     }
 
+    /// The relay sends long messages in 16 KiB fragments (§11.5): one byte either side of a
+    /// frame's length, and the largest message, arrive whole and in order, and so does the short
+    /// one behind them. A message one frame long plus one byte blocked the inbox for good before.
+    @Test("long messages arrive whole, in order, the one behind them too", .timeLimit(.minutes(1)))
+    func longMessages() async throws {
+        let lengths = [16_375, 16_376, 16_384 - 9, 16_384 - 8, RelayLimits().maxMessageLength, 1]
+        try await Self.withRelay { store, client, url in
+            for (index, length) in lengths.enumerated() {
+                try await Self.post(client, [UInt8](repeating: UInt8(index + 1), count: length))
+            }
+            let received = Received()
+            let inboxClient = RelayInboxClient(
+                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run { seq, message in
+                    #expect(message == [UInt8](repeating: UInt8(seq), count: lengths[Int(seq) - 1]), "message \(seq): \(message.count) bytes")
+                    received.log.withLock { $0.append(seq) }
+                    received.continuation.yield(seq)
+                }
+            }
+            await received.wait(for: UInt64(lengths.count))
+            #expect(try await Self.drained(store))
+            running.cancel()
+            await running.value
+            #expect(received.log.withLock { $0 } == Array(1...UInt64(lengths.count)))
+        }
+    }
+
     @Test("when receive fails, nothing is acked and the message comes again on the next connection")
     func failureRedelivers() async throws {
         try await Self.withRelay { store, client, url in

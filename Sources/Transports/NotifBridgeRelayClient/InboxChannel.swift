@@ -86,12 +86,13 @@ struct InboxChannel: ClientConnectionChannel {
     let pingInterval: Duration
     let handler: WebSocketDataHandler<Context>
 
-    /// The library's own frame limit; a longer message comes in several frames.
-    static let maxFrameSize = 1 << 14
+    /// The largest frame taken: the largest message §11.2 allows (a relay may send it unfragmented;
+    /// ours sends 16 KiB fragments). Anything longer ends the connection before it is buffered.
+    let maxFrameSize: Int
 
     init(
-        url: String, headers: HTTPHeaders, trustRoots: [NIOSSLCertificate]?, handshakeTimeout: Duration, pingInterval: Duration,
-        handler: @escaping WebSocketDataHandler<Context>
+        url: String, headers: HTTPHeaders, trustRoots: [NIOSSLCertificate]?, maxFrameSize: Int, handshakeTimeout: Duration,
+        pingInterval: Duration, handler: @escaping WebSocketDataHandler<Context>
     ) throws {
         address = try Address(url: url)
         var all = HTTPHeaders([("Host", address.hostHeader), ("Origin", address.origin)])
@@ -108,6 +109,7 @@ struct InboxChannel: ClientConnectionChannel {
         } else {
             tls = nil
         }
+        self.maxFrameSize = maxFrameSize
         self.handshakeTimeout = handshakeTimeout
         self.pingInterval = pingInterval
         self.handler = handler
@@ -119,7 +121,7 @@ struct InboxChannel: ClientConnectionChannel {
                 let handler = try NIOSSLClientHandler(context: tls, serverHostname: address.serverName)
                 try channel.pipeline.syncOperations.addHandler(handler, position: .first)
             }
-            let upgrader = NIOTypedWebSocketClientUpgrader<Upgraded>(maxFrameSize: Self.maxFrameSize) { channel, _ in
+            let upgrader = NIOTypedWebSocketClientUpgrader<Upgraded>(maxFrameSize: maxFrameSize) { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
                     .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
                 }
@@ -168,7 +170,7 @@ struct InboxChannel: ClientConnectionChannel {
         case .webSocket(let webSocket):
             return try await WebSocketHandler.handle(
                 type: .client,
-                configuration: .init(extensions: [], autoPing: .enabled(timePeriod: pingInterval), validateUTF8: false, maxFrameSize: Self.maxFrameSize),
+                configuration: .init(extensions: [], autoPing: .enabled(timePeriod: pingInterval), validateUTF8: false, maxFrameSize: maxFrameSize),
                 asyncChannel: webSocket,
                 context: Context(logger: logger),
                 handler: handler

@@ -150,6 +150,7 @@ public struct RelayInboxClient: Sendable {
         let limits = configuration.limits
         let channel = try InboxChannel(
             url: configuration.inboxURL, headers: ["Authorization": "Bearer \(configuration.token)"], trustRoots: configuration.trustRoots,
+            maxFrameSize: RelayFrame.headerLength + limits.maxMessageLength,
             handshakeTimeout: configuration.handshakeTimeout, pingInterval: configuration.pingInterval
         ) { inbound, outbound, _ in
             onEvent(.connected)
