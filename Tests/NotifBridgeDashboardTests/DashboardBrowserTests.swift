@@ -134,6 +134,16 @@ struct DashboardBrowserTests {
                     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                     try png.write(to: URL(fileURLWithPath: folder).appendingPathComponent("dashboard.png"))
                 }
+
+                // A search typed with capitals matches as the server's does, whatever the case:
+                // live changes to a match stay listed, and new matches appear.
+                try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(dashboardPort)/?q=ANNA"])
+                try await page.waitUntil("the searched list", "document.getElementById('live')?.textContent === 'live' && document.querySelectorAll('#list .item').length === 1")
+                try await forward(.update(Self.message("m1", title: "Anna Schmidt", body: "Lunch at 13:00?")))
+                try await page.waitUntil("the update, still listed", "\(item)?.querySelector('.body').textContent === 'Lunch at 13:00?'")
+                try await forward(.add(Self.message("m2", title: "anna", body: "Running late"), .standard))
+                try await page.waitUntil("the new match", #"document.querySelector('#list .item[data-key="com.apple.MobileSMS/m2"]') !== null"#)
+                #expect(try await page.evaluate("document.querySelectorAll('#list .item').length") as? Int == 2)
             }
         }
     }

@@ -239,10 +239,39 @@ extension DashboardServerTests {
             let response = try await Self.request(running, path, headers: [Self.bearer(running)])
             #expect(response.status == status)
             #expect(response.headers["Content-Type"].first == "text/html; charset=utf-8")
-            #expect(response.body.contains("<p class=\"problem\">\(message)</p>"), "\(response.body)")
+            #expect(response.body.contains("<p class=\"problem\" dir=\"auto\">\(message)</p>"), "\(response.body)")
             #expect(response.body.contains(#"<a href="/">Back to the notifications</a>"#))
             #expect(!response.body.contains("<script>alert"))
             #expect(response.headers["Content-Security-Policy"].first == SecurityHeaders.policy)
+        }
+    }
+
+    /// An unclosed right-to-left override in an app's name or a title must not reorder the text
+    /// beside it: each peer value is an isolate (`dir="auto"` or `<bdi>`).
+    @Test("Peer text is isolated for bidi in the list and the detail")
+    func bidiIsolated() async throws {
+        try await Self.withDashboard(store: { store in
+            let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
+            try store.saveExchange(parameters, keyID: [0], now: Date())
+            var event = HostEvent()
+            event.sequence = 1
+            event.add = .with {
+                $0.notification = .with {
+                    $0.id = WireNotificationID(source: "com.example.bank", notification: "b1")
+                    $0.sourceName = "Bank\u{202E}"
+                    $0.title = "Pay \u{202E}elif.exe"
+                    $0.body = .with { $0.runs = [.with { $0.text = "\u{202E}body" }] }
+                }
+            }
+            var burst = BurstLimiter(limit: .unlimited)
+            _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
+        }) { running in
+            let list = try await Self.request(running, "/", headers: [Self.bearer(running)]).body
+            #expect(list.contains("<span class=\"app\" dir=\"auto\">Bank\u{202E}</span>"), "\(list)")
+            #expect(list.contains("dir=\"auto\">Pay \u{202E}elif.exe</a>"), "\(list)")
+            #expect(list.contains("<p class=\"body\" dir=\"auto\">\u{202E}body</p>"), "\(list)")
+            let detail = try await Self.request(running, "/notification?source=com.example.bank&id=b1", headers: [Self.bearer(running)]).body
+            #expect(detail.contains("<dd><bdi>Bank\u{202E}</bdi> <code dir=\"auto\">com.example.bank</code></dd>"), "\(detail)")
         }
     }
 

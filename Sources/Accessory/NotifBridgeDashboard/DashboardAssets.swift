@@ -35,7 +35,8 @@ enum DashboardAssets {
           const list = document.getElementById("list");
           const live = document.getElementById("live");
           const app = list && list.dataset.app || "";
-          const text = list && list.dataset.q || "";
+          // data-text is lower-cased by the server, as its own search is.
+          const text = (list && list.dataset.q || "").toLowerCase();
           const detail = list && list.dataset.detail;
           const maxListed = Number(list && list.dataset.max) || 200;
 

@@ -2,7 +2,9 @@ import Mustache
 
 /// The pages, as Mustache templates compiled into the binary: the dashboard needs no files and
 /// no network beyond the accessory (it runs offline, on an accessory's own screen). `{{x}}`
-/// escapes HTML; no template uses the unescaped `{{{x}}}` form for a value from a peer.
+/// escapes HTML; no template uses the unescaped `{{{x}}}` form for a value from a peer. Each
+/// peer value sits in an element with `dir="auto"` or in a `<bdi>`, which isolates it: an
+/// unclosed right-to-left override in an app's name cannot reverse the bundle ID beside it.
 enum DashboardTemplates {
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
@@ -36,7 +38,7 @@ enum DashboardTemplates {
         <main class="columns">
         <section class="notifications">
         <form class="filter" method="get" action="/">
-        <select name="app" aria-label="App"><option value="">All apps</option>{{#apps}}<option value="{{source}}"{{#selected}} selected{{/selected}}>{{name}} ({{count}})</option>{{/apps}}</select>
+        <select name="app" aria-label="App"><option value="">All apps</option>{{#apps}}<option value="{{source}}"{{#selected}} selected{{/selected}} dir="auto">{{name}} ({{count}})</option>{{/apps}}</select>
         <input type="search" name="q" value="{{text}}" placeholder="Search" maxlength="200" aria-label="Search">
         <button type="submit">Filter</button></form>
         <ul id="list" class="list" data-app="{{app}}" data-q="{{text}}" data-max="{{maxListed}}">{{#items}}{{> item}}{{/items}}</ul>
@@ -54,23 +56,23 @@ enum DashboardTemplates {
     /// One notification; the server renders it for the first load and for each live change.
     private static let item = """
         <li class="item{{#alerted}} alerted{{/alerted}}" data-key="{{key}}" data-source="{{source}}" data-id="{{id}}" data-text="{{searchText}}">
-        <div class="meta">{{#sourceIconURL}}<img class="icon" src="{{sourceIconURL}}" alt="" width="20" height="20">{{/sourceIconURL}}<span class="app">{{app}}</span>
+        <div class="meta">{{#sourceIconURL}}<img class="icon" src="{{sourceIconURL}}" alt="" width="20" height="20">{{/sourceIconURL}}<span class="app" dir="auto">{{app}}</span>
         <time datetime="{{receivedISO}}">{{received}}</time></div>
-        <a class="title" href="{{detailURL}}">{{#title}}{{.}}{{/title}}{{^title}}(no title){{/title}}</a>{{#subtitle}}<div class="subtitle">{{.}}</div>{{/subtitle}}
-        {{#body}}<p class="body">{{.}}</p>{{/body}}
-        {{#decision}}<div class="why">{{summary}} — {{reason}}</div>{{/decision}}
-        <div class="actions">{{#buttons}}<button type="button" data-op="action" data-action="{{id}}">{{title}}</button>{{/buttons}}
-        {{#replies}}<span class="reply"><input type="text" maxlength="1024" placeholder="{{placeholder}}" data-reply-for="{{id}}" aria-label="{{title}}"><button type="button" data-op="reply" data-action="{{id}}">{{title}}</button></span>{{/replies}}
+        <a class="title" href="{{detailURL}}" dir="auto">{{#title}}{{.}}{{/title}}{{^title}}(no title){{/title}}</a>{{#subtitle}}<div class="subtitle" dir="auto">{{.}}</div>{{/subtitle}}
+        {{#body}}<p class="body" dir="auto">{{.}}</p>{{/body}}
+        {{#decision}}<div class="why">{{summary}} — <bdi>{{reason}}</bdi></div>{{/decision}}
+        <div class="actions">{{#buttons}}<button type="button" data-op="action" data-action="{{id}}" dir="auto">{{title}}</button>{{/buttons}}
+        {{#replies}}<span class="reply"><input type="text" maxlength="1024" placeholder="{{placeholder}}" data-reply-for="{{id}}" aria-label="{{title}}"><button type="button" data-op="reply" data-action="{{id}}" dir="auto">{{title}}</button></span>{{/replies}}
         {{#canDismiss}}<button type="button" data-op="dismiss">Dismiss</button>{{/canDismiss}}<button type="button" data-op="clear">Clear on iPhone</button></div>
         <output class="result" aria-live="polite"></output></li>
         """
 
     private static let state = """
         <h2>Link</h2>
-        <p class="{{#connected}}ok{{/connected}}{{^connected}}idle{{/connected}}">{{#connected}}iPhone connected: {{#peers}}<span class="peer">{{.}}</span> {{/peers}}{{/connected}}{{^connected}}No iPhone connected{{/connected}}</p>
-        <ul class="serving">{{#serving}}<li>{{.}}</li>{{/serving}}</ul>
+        <p class="{{#connected}}ok{{/connected}}{{^connected}}idle{{/connected}}">{{#connected}}iPhone connected: {{#peers}}<span class="peer" dir="auto">{{.}}</span> {{/peers}}{{/connected}}{{^connected}}No iPhone connected{{/connected}}</p>
+        <ul class="serving">{{#serving}}<li dir="auto">{{.}}</li>{{/serving}}</ul>
         <p>Key exchange: {{#exchange}}{{.}}{{/exchange}}{{^exchange}}none yet{{/exchange}}</p>
-        {{#problem}}<p class="problem">Last problem: {{.}}</p>{{/problem}}
+        {{#problem}}<p class="problem">Last problem: <bdi>{{.}}</bdi></p>{{/problem}}
         """
 
     private static let chart = """
@@ -86,9 +88,9 @@ enum DashboardTemplates {
         <main class="detail">{{#notification}}
         <ul id="list" class="list single" data-detail="{{key}}">{{> item}}</ul>
         <dl>
-        <dt>App</dt><dd>{{app}} <code>{{source}}</code></dd><dt>Identifier</dt><dd><code>{{id}}</code></dd>
+        <dt>App</dt><dd><bdi>{{app}}</bdi> <code dir="auto">{{source}}</code></dd><dt>Identifier</dt><dd><code dir="auto">{{id}}</code></dd>
         <dt>Received</dt><dd>{{received}}</dd>
-        {{#decision}}<dt>Alert</dt><dd>{{summary}}</dd><dt>Why</dt><dd>{{reason}}</dd>{{/decision}}
+        {{#decision}}<dt>Alert</dt><dd>{{summary}}</dd><dt>Why</dt><dd dir="auto">{{reason}}</dd>{{/decision}}
         {{#iOSAlerting}}<dt>From iOS</dt><dd>{{.}}</dd>{{/iOSAlerting}}
         {{#removed}}<dt>State</dt><dd>removed</dd>{{/removed}}
         </dl>
@@ -101,7 +103,7 @@ enum DashboardTemplates {
     private static let error = """
         {{> head}}
         <body><header><h1><a href="/">NotifBridge</a></h1></header><main class="error">
-        <h2>{{status}}</h2><p class="problem">{{message}}</p><p><a href="/">Back to the notifications</a></p>
+        <h2>{{status}}</h2><p class="problem" dir="auto">{{message}}</p><p><a href="/">Back to the notifications</a></p>
         </main></body></html>
         """
 
