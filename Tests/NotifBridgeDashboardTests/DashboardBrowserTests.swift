@@ -135,6 +135,14 @@ struct DashboardBrowserTests {
                     try png.write(to: URL(fileURLWithPath: folder).appendingPathComponent("dashboard.png"))
                 }
 
+                // Without its token (the cookie gone, as when the token file is replaced), a button
+                // says why it was refused rather than only "failed".
+                try await page.send("Network.clearBrowserCookies")
+                try await page.click(#"#list .item[data-key="com.apple.MobileSMS/m1"] button[data-action="like"]"#)
+                try await page.waitUntil("the refusal's reason", "\(item).querySelector('.result').textContent.startsWith('the dashboard\\'s token is required')")
+                try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(dashboardPort)/login?token=\(token.value)"])
+                try await page.waitUntil("the list again", "document.getElementById('live')?.textContent === 'live'")
+
                 // A search typed with capitals matches as the server's does, whatever the case:
                 // live changes to a match stay listed, and new matches appear.
                 try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(dashboardPort)/?q=ANNA"])

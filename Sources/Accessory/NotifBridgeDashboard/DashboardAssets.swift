@@ -109,9 +109,13 @@ enum DashboardAssets {
             button.disabled = true;
             try {
               const response = await fetch("/respond", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(request), credentials: "same-origin" });
-              const reply = await response.json();
-              output.textContent = reply.message || (reply.ok ? "sent" : "failed");
-              output.classList.toggle("failed", !reply.ok);
+              // The accessory's answer is {ok, message}; a refusal before it (no token, another
+              // site's page) is {error: {message}}, and a few come without a body.
+              let reply = {};
+              try { reply = await response.json(); } catch (error) {}
+              const message = reply.message || (reply.error && reply.error.message);
+              output.textContent = message || (response.ok ? "sent" : "refused: " + response.status + " " + response.statusText);
+              output.classList.toggle("failed", !response.ok || reply.ok === false);
             } catch (error) {
               output.textContent = "the accessory did not answer";
               output.classList.add("failed");
