@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
 import NotifBridgeControl
 import NotifBridgeDisplay
 
@@ -76,7 +77,16 @@ struct RespondCommand: AsyncParsableCommand {
         @OptionGroup var target: Target
         @OptionGroup var notification: Notification
         @Argument(help: "The text-input action identifier.") var action: String
-        @Argument(help: "The reply text.") var text: String
+        @Argument(help: "The reply text (at most \(ContentLimits.maxTextFieldLength) bytes of UTF-8).") var text: String
+
+        /// The accessory says the same, but a long text would first meet the control socket's
+        /// line limit and be refused in its words.
+        func validate() throws {
+            guard text.utf8.count <= ContentLimits.maxTextFieldLength else {
+                throw ValidationError("a reply is at most \(ContentLimits.maxTextFieldLength) bytes; this one is \(text.utf8.count)")
+            }
+        }
+
         func run() async throws {
             try await RespondCommand.send(ControlRequest(op: .reply, source: notification.source, id: notification.id, action: action, text: text), state: target.state)
         }
