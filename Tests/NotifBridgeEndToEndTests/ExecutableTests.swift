@@ -90,6 +90,15 @@ struct ExecutableTests {
         #expect(policy.errors.contains(message), "\(policy.errors)")
     }
 
+    /// Files given as a pipe (`--config <(…)`, /dev/stdin) read as files do; Foundation refused
+    /// them as "Permission denied".
+    @Test("policy --config /dev/stdin reads the pipe")
+    func policyFromPipe() throws {
+        let run = try Self.run(["policy", "--config", "/dev/stdin"], input: Data(#"{"silentMode": true}"#.utf8))
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains(#""silentMode" : true"#), "\(run.output)")
+    }
+
     /// The policy's strings are the owner's text, shown, never obeyed: a C1 control sequence
     /// introducer and a bidi override in a keyword and an app ID come out as JSON escapes, in the
     /// policy and in the decision whose reason quotes the keyword.
@@ -328,14 +337,20 @@ struct ExecutableTests {
 
     /// Runs the executable to its end: its exit status and what it printed (small outputs: each
     /// pipe is read to its end in turn).
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    static func run(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
         process.arguments = arguments
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
+        let stdin = Pipe()
+        if input != nil { process.standardInput = stdin }
         try process.run()
+        if let input {
+            try stdin.fileHandleForWriting.write(contentsOf: input)
+            try stdin.fileHandleForWriting.close()
+        }
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

@@ -57,6 +57,25 @@ struct PolicyFileTests {
         }
     }
 
+    /// A file is read to its limit and no further: one of exactly 1 MiB is taken, one byte more
+    /// is refused, and so is a device that never ends; a pipe reads as a file does.
+    @Test("A policy file at its length limit is taken, one byte more refused; /dev/zero too")
+    func lengthLimit() throws {
+        let directory = try TemporaryDirectory("policy-length")
+        defer { directory.remove() }
+        let body = Array(#"{"silentMode": true}"#.utf8)
+        for (length, taken) in [(PolicyFile.maxFileLength, true), (PolicyFile.maxFileLength + 1, false)] {
+            let path = directory.path + "/policy-\(length).json"
+            try Data(body + [UInt8](repeating: 0x20, count: length - body.count)).write(to: URL(fileURLWithPath: path))
+            if taken {
+                #expect(try PolicyFile.load(path: path).alerts.silentMode)
+            } else {
+                #expect { try PolicyFile.load(path: path) } throws: { "\($0)".hasSuffix("cannot be read: it is longer than 1048576 bytes") }
+            }
+        }
+        #expect { try PolicyFile.load(path: "/dev/zero") } throws: { "\($0)".hasSuffix("cannot be read: it is longer than 1048576 bytes") }
+    }
+
     /// The other side of the refusals below: each limit's own value is taken.
     @Test("A hook's timeout of 300 s and retention limits of 1 are taken")
     func smallestAndLargestLimits() throws {

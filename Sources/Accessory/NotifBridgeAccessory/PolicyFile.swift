@@ -107,10 +107,13 @@ public struct PolicyFile: Codable, Sendable, Hashable {
         public var description: String { "policy file \(path): \(reason)" }
     }
 
+    /// A policy is a few hundred bytes; anything near this is not one.
+    public static let maxFileLength = 1 << 20
+
     public static func load(path: String) throws -> PolicyFile {
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw Invalid(path: path, reason: "cannot be read: \(fileErrorText(error, path: path))")
+        do { data = try fileContents(path, limit: maxFileLength) } catch {
+            throw Invalid(path: path, reason: "cannot be read: \(error)")
         }
         return try parse(data, path: path)
     }

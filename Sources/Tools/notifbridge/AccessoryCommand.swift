@@ -383,9 +383,9 @@ enum RelayCredentials {
     static func token(file: String) throws -> String {
         let token: String
         do {
-            token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            token = String(decoding: try fileContents(file, limit: 4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
-            throw CommandFailure("cannot read --relay-token-file \(file): \(fileErrorText(error, path: file))")
+            throw CommandFailure("cannot read --relay-token-file \(file): \(error)")
         }
         guard !token.isEmpty, !token.contains(where: \.isWhitespace) else {
             throw CommandFailure("--relay-token-file \(file) does not hold one token")
@@ -404,9 +404,9 @@ enum RelayCredentials {
     static func certificates(file: String) throws -> [NIOSSLCertificate] {
         let bytes: Data
         do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            bytes = try fileContents(file, limit: 1 << 20)
         } catch {
-            throw CommandFailure("cannot read --relay-ca \(file): \(fileErrorText(error, path: file))")
+            throw CommandFailure("cannot read --relay-ca \(file): \(error)")
         }
         guard let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(bytes)), !certificates.isEmpty else {
             throw CommandFailure("--relay-ca \(file) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")

@@ -18,10 +18,13 @@ enum OperationFile {
     /// the title its author meant to give it, and saying nothing, is worse than stopping. The one
     /// key allowed beside the model's is `fixture`, which names the image a file object's base64
     /// was drawn from in the corpus (Fixtures/README.md).
+    /// Operation files carry images as base64; this holds dozens at the accessory's limits.
+    static let maxFileLength = 16 << 20
+
     static func read<Value: Codable>(_ type: Value.Type, path: String, option: String) throws -> Value {
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw CommandFailure("cannot read \(option) \(path): \(fileErrorText(error, path: path))")
+        do { data = try fileContents(path, limit: maxFileLength) } catch {
+            throw CommandFailure("cannot read \(option) \(path): \(error)")
         }
         let input: Any
         do { input = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {

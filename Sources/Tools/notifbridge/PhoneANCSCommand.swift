@@ -114,10 +114,9 @@ extension PhoneCommand {
 
         private func readFile(_ path: String) throws -> String {
             let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw CommandFailure("cannot read \(path): \(fileErrorText(error, path: path))")
+            do { data = try fileContents(path, limit: Self.maxFileBytes) } catch {
+                throw CommandFailure("cannot read \(path): \(error)")
             }
-            guard data.count <= Self.maxFileBytes else { throw CommandFailure("\(path) is over \(Self.maxFileBytes) bytes") }
             return String(decoding: data, as: UTF8.self)
         }
 

@@ -78,14 +78,9 @@ extension PhoneCommand {
         }
 
         private func load() throws -> Scenario {
-            let url = URL(fileURLWithPath: file)
-            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
-            guard size <= ScenarioFile.maxFileLength else {
-                throw CommandFailure("\(file) is \(size) bytes; scenarios are at most \(ScenarioFile.maxFileLength)")
-            }
             let yaml: String
-            do { yaml = try String(contentsOf: url, encoding: .utf8) } catch {
-                throw CommandFailure("cannot read \(file): \(fileErrorText(error, path: file))")
+            do { yaml = String(decoding: try fileContents(file, limit: ScenarioFile.maxFileLength), as: UTF8.self) } catch {
+                throw CommandFailure("cannot read \(file): \(error)")
             }
             do { return try ScenarioFile.parse(yaml) } catch {
                 throw CommandFailure("\(file): \(error)")

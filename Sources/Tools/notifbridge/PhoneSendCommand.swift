@@ -44,6 +44,10 @@ extension PhoneCommand {
             }
         }
 
+        /// Payloads, categories and strings are read to at most this; a payload over APNs' 4 KiB
+        /// is then refused with the others' reasons.
+        static let maxFileLength = 1 << 20
+
         /// Far beyond iOS's 30 s; only keeps a typo from hanging the command for days.
         static let maxDeadlineSeconds: Double = 600
 
@@ -56,8 +60,8 @@ extension PhoneCommand {
             var notForwarded = 0
             for file in files {
                 let data: Data
-                do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                    throw CommandFailure("cannot read \(file): \(fileErrorText(error, path: file))")
+                do { data = try fileContents(file, limit: Self.maxFileLength) } catch {
+                    throw CommandFailure("cannot read \(file): \(error)")
                 }
                 let context = APNsPayload.Context(source: source, sourceName: sourceName, id: id ?? UUID().uuidString, categories: categoryTable, strings: stringTable, focus: focus)
                 var mapped: APNsPayload.Mapped
@@ -89,8 +93,8 @@ extension PhoneCommand {
 
         private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
             let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw CommandFailure("cannot read \(what) \(path): \(fileErrorText(error, path: path))")
+            do { data = try fileContents(path, limit: Self.maxFileLength) } catch {
+                throw CommandFailure("cannot read \(what) \(path): \(error)")
             }
             // JSONDecoder says only "not valid JSON"; the parser says where.
             do { _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
