@@ -83,6 +83,29 @@ struct ScenarioTests {
         #expect(stored.count == Set(stored.map { "\($0.sourceIdentifier)/\($0.notificationIdentifier)" }).count, "one record per notification")
     }
 
+    /// A call the accessory refuses is acknowledged as not stored: the report counts it, and the
+    /// scenario passes because it says `absent` for it.
+    @Test("A refused add is counted as not stored in the report")
+    func refusedAddCounted() async throws {
+        let title = String(repeating: "t", count: 5000)
+        let scenario = try ScenarioFile.parse("""
+            name: refused
+            steps:
+              - add: {id: big, title: \(title)}
+              - add: {id: small, title: Fine}
+            expect:
+              present: [small]
+              absent: [big]
+            """)
+        let directory = try TemporaryDirectory("scenario-refused")
+        defer { directory.remove() }
+        let environment = try await RestartableAccessory(directory: directory.path)
+        let report = try await ScenarioPlayer(scenario: scenario, environment: environment).play(session: TestHost.session())
+        defer { Task { await environment.accessory.stop() } }
+        #expect(report.acknowledged == 2 && report.notStored == 1 && report.passed)
+        #expect(report.description.hasPrefix("2 calls forwarded over 1 link(s), 2 acknowledged (1 not stored), "), "\(report)")
+    }
+
     @Test("The scenario suite covers a disconnect mid-message, an accessory restart and a reorder attempt")
     func coverage() throws {
         let steps = try TestFixtures.scenarioNames.flatMap { name in

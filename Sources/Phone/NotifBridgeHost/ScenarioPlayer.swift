@@ -27,6 +27,9 @@ public struct ScenarioPlayer: Sendable {
     public struct Report: Sendable, CustomStringConvertible {
         public var sent = 0
         public var acknowledged = 0
+        /// Acknowledged as not stored: refused (too large, stale) or a duplicate. Not a failure
+        /// by itself: a scenario that means a refusal says `absent`.
+        public var notStored = 0
         public var alerted = 0
         public var links = 0
         /// Where the accessory's final state differs from the scenario's expectations.
@@ -34,7 +37,8 @@ public struct ScenarioPlayer: Sendable {
 
         public var passed: Bool { failures.isEmpty && acknowledged == sent }
         public var description: String {
-            "\(sent) calls forwarded over \(links) link(s), \(acknowledged) acknowledged, \(alerted) alerted; "
+            "\(sent) calls forwarded over \(links) link(s), \(acknowledged) acknowledged"
+                + (notStored > 0 ? " (\(notStored) not stored)" : "") + ", \(alerted) alerted; "
                 + (failures.isEmpty ? "expectations hold" : "\(failures.count) expectation(s) failed")
         }
     }
@@ -62,7 +66,7 @@ public struct ScenarioPlayer: Sendable {
     }
 
     public func play(session initial: HostSession) async throws -> Report {
-        let receipts = Mutex<[UInt64: Bool]>([:])
+        let receipts = Mutex<[UInt64: (stored: Bool, alerted: Bool)]>([:])
         var session = initial
         var progress = Progress()
         var linkUp = true
@@ -75,7 +79,7 @@ public struct ScenarioPlayer: Sendable {
             progress.links += 1
             let (start, onEvent) = (progress, self.onEvent)
             let record: @Sendable (HostClientEvent) -> Void = { event in
-                if case .receipt(let sequence, _, let alerted) = event { receipts.withLock { $0[sequence] = alerted } }
+                if case .receipt(let sequence, let stored, let alerted) = event { receipts.withLock { $0[sequence] = (stored, alerted) } }
                 onEvent(event)
             }
             let body: @Sendable (HostClient) async throws -> LinkEnd = { connection in
@@ -98,7 +102,9 @@ public struct ScenarioPlayer: Sendable {
             }
         }
         var report = Report(sent: progress.sent, links: progress.links)
-        (report.acknowledged, report.alerted) = receipts.withLock { ($0.count, $0.values.filter { $0 }.count) }
+        (report.acknowledged, report.notStored, report.alerted) = receipts.withLock { receipts in
+            (receipts.count, receipts.values.filter { !$0.stored }.count, receipts.values.filter(\.alerted).count)
+        }
         report.failures = scenario.expect.failures(in: try await environment.observe())
         return report
     }
