@@ -56,7 +56,7 @@ struct NotifBridgeCommand: AsyncParsableCommand {
 
 /// Options every subcommand shares.
 struct CommonOptions: ParsableArguments {
-    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical. Notification content appears only at debug and below.")
+    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical. Notification content, where a command sees any (the relay sees none), appears only at debug and below.")
     var logLevel: Logger.Level = .notice
 
     func makeLogger(_ label: String) -> Logger {
