@@ -177,6 +177,34 @@ struct RelayServerTests {
         #expect(summaries == (refused > burst ? ["\(refused - burst) more refusals from \(Self.accessory) in the last \(interval) were not logged"] : []))
     }
 
+    /// HTTP's scheme names ignore case; a body over its limit is refused saying so (Hummingbird's
+    /// own 413 had no body), at the limit it is read.
+    @Test("the bearer scheme in any case; a push-token body one past its limit is refused with a reason")
+    func bearerCaseAndBodyLimit() async throws {
+        let directory = try TemporaryDirectory("relay-bearer")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite") { _, client in
+            for scheme in ["bearer", "BEARER", "Bearer"] {
+                let response = try await client.execute(
+                    uri: "/v1/accessories/\(Self.accessory)/messages", method: .post,
+                    headers: [.authorization: "\(scheme) \(Self.post.text)"], body: ByteBuffer(bytes: [1])
+                )
+                #expect(response.status == .created, "\(scheme)")
+            }
+            let pushToken = "/v1/accessories/\(Self.accessory)/push-token"
+            for (length, status) in [(RelayServer.maxPushTargetBody, HTTPResponse.Status.badRequest), (RelayServer.maxPushTargetBody + 1, .contentTooLarge)] {
+                let response = try await client.execute(
+                    uri: pushToken, method: .put, headers: [.authorization: "Bearer \(Self.post.text)", .contentType: "application/json"],
+                    body: ByteBuffer(string: String(repeating: " ", count: length))
+                )
+                #expect(response.status == status, "\(length) bytes")
+                if status == .contentTooLarge {
+                    #expect(String(buffer: response.body).contains("a push-token registration is over the limit of 1024 bytes"), "\(String(buffer: response.body))")
+                }
+            }
+        }
+    }
+
     @Test("posts at once share transactions: each gets its own number or its own refusal, the queue exactly at its limit")
     func concurrentPosts() async throws {
         let directory = try TemporaryDirectory("relay-concurrent")

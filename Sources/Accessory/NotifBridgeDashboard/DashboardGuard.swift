@@ -6,6 +6,7 @@ import Darwin
 #endif
 import HTTPTypes
 import Hummingbird
+import NotifBridgeWebServing
 
 /// Lets a request through only with the dashboard's token: the session cookie the login sets,
 /// or `Authorization: Bearer`. On loopback it also refuses a Host header that is not a loopback
@@ -37,9 +38,7 @@ struct DashboardGuard: RouterMiddleware {
 
     func authorized(_ request: Request) -> Bool {
         if let cookie = request.cookies[Self.cookieName], token.matches(Substring(cookie.value)) { return true }
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
-            return token.matches(header.dropFirst("Bearer ".count))
-        }
+        if let bearer = request.bearerToken { return token.matches(bearer) }
         return false
     }
 

@@ -81,7 +81,7 @@ public struct DashboardServer: Sendable {
         router.get("/static/dashboard.js") { _, _ in Self.asset(DashboardAssets.script, type: "text/javascript; charset=utf-8") }
         router.get("/login") { request, _ in try guardian.login(token: request.uri.queryParameters["token"].map(String.init)) }
         router.post("/login") { request, _ in
-            var body = try await request.body.collect(upTo: 1024)
+            var body = try await request.collectBody(upTo: 1024, what: "a login form")
             let form = String(decoding: body.readBytes(length: body.readableBytes) ?? [], as: UTF8.self)
             let token = form.split(separator: "&").first { $0.hasPrefix("token=") }.map { String($0.dropFirst(6)).removingPercentEncoding ?? "" }
             return try guardian.login(token: token)
@@ -222,7 +222,7 @@ public struct DashboardServer: Sendable {
         guard request.headers[.contentType]?.hasPrefix("application/json") == true else {
             throw HTTPError(.unsupportedMediaType, message: "send the request as application/json")
         }
-        var body = try await request.body.collect(upTo: Self.maxRequestBody)
+        var body = try await request.collectBody(upTo: Self.maxRequestBody, what: "a request")
         let line = String(decoding: body.readBytes(length: body.readableBytes) ?? [], as: UTF8.self)
         let reply: ControlReply
         do {

@@ -102,7 +102,7 @@ public struct RelayServer: Sendable {
         inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
             try await authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            guard let id = context.requestContext.parameters.get("id"), let token = Self.bearerToken(context.request) else { return }
+            guard let id = context.requestContext.parameters.get("id"), let token = context.request.bearerToken.map(String.init) else { return }
             try await serveInbox(id, token: token, inbound: inbound, outbound: outbound)
         }
 
@@ -140,13 +140,8 @@ public struct RelayServer: Sendable {
     /// The accessory's id if the request's bearer token is its token for `role`; unknown
     /// accessories and wrong tokens look the same.
     private func authorized(_ request: Request, _ context: some RequestContext, as role: RelayRole) async throws -> String? {
-        guard let id = context.parameters.get("id"), let token = Self.bearerToken(request) else { return nil }
+        guard let id = context.parameters.get("id"), let token = request.bearerToken.map(String.init) else { return nil }
         return try await store.authorizes(token, accessory: id, as: role) ? id : nil
-    }
-
-    private static func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-        return String(header.dropFirst("Bearer ".count))
     }
 
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
@@ -166,7 +161,7 @@ public struct RelayServer: Sendable {
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             throw HTTPError(.contentTooLarge, message: "a message of \(declared) bytes is over the limit of \(limit)")
         }
-        var body = try await request.body.collect(upTo: limit)
+        var body = try await request.collectBody(upTo: limit, what: "a message")
         let message = body.readBytes(length: body.readableBytes) ?? []
         let seq: UInt64
         do {
@@ -192,12 +187,12 @@ public struct RelayServer: Sendable {
     }
 
     /// The largest push-token registration read.
-    static let maxPushTargetBody = 1024
+    public static let maxPushTargetBody = 1024
 
     /// `PUT /v1/accessories/{id}/push-token`: where the accessory's replies are pushed.
     private func registerPushTarget(_ request: Request, _ context: some RequestContext) async throws -> Response {
         guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
-        var body = try await request.body.collect(upTo: Self.maxPushTargetBody)
+        var body = try await request.collectBody(upTo: Self.maxPushTargetBody, what: "a push-token registration")
         let target: PushTarget
         do {
             let registration = try JSONDecoder().decode(Registration.self, from: Data(body.readBytes(length: body.readableBytes) ?? []))

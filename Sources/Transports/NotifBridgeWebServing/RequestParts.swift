@@ -1,0 +1,24 @@
+import Hummingbird
+import NIOCore
+
+extension Request {
+    /// The token of an `Authorization: Bearer <token>` header. The scheme's name is matched
+    /// without regard to case, as HTTP says (RFC 9110 §11.1): `bearer` is as good as `Bearer`.
+    public var bearerToken: Substring? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].drop { $0 == " " }
+        return token.isEmpty ? nil : token
+    }
+
+    /// The whole body, refused past `limit` with a message saying so (Hummingbird's own refusal
+    /// is a 413 with an empty body, which a client can only guess at).
+    public func collectBody(upTo limit: Int, what: String) async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw HTTPError(.contentTooLarge, message: "\(what) is over the limit of \(limit) bytes")
+        }
+    }
+}
