@@ -45,6 +45,8 @@ public struct ControlService: Sendable {
                     }
                 }
             }
+        } catch is CancellationError {
+            // The daemon is stopping with a client connected: nothing failed.
         } catch {
             logger.notice("control client failed: \(error)")
         }
