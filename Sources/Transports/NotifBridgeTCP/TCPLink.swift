@@ -22,7 +22,9 @@ public enum TCPLink {
         do {
             return try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                // At the TCP level: `.socketOption(.tcp_nodelay)` set SOL_SOCKET's option 1, which is
+                // SO_DEBUG, and only root may set that (every other user's accept failed).
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
                 }
@@ -50,7 +52,7 @@ public enum TCPLink {
     ) async throws -> TCPLinkChannel {
         do {
             return try await ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(5))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
