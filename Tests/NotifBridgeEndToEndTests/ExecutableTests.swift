@@ -42,6 +42,22 @@ struct ExecutableTests {
         #expect(stderr.components(separatedBy: "standard output is closed").count == 2, "one note, not one per line: \(stderr)")
     }
 
+    /// The load run's summary is two lines, the latencies on their own (a line is made
+    /// terminal-safe whole, and its break had become a space).
+    @Test("phone load prints its summary and its latencies on lines of their own")
+    func loadSummaryLines() async throws {
+        let directory = try TemporaryDirectory("load-lines")
+        defer { directory.remove() }
+        let (process, port, _, _) = try Self.startAccessory(state: directory.path)
+        defer { if process.isRunning { process.terminate() } }
+        let load = try Self.run(["phone", "load", "--port", "\(port)", "--count", "1"])
+        #expect(load.status == 0, "\(load.errors)")
+        let lines = load.output.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("phone │ sending 1 notification as fast as possible") }, "\(load.output)")
+        #expect(lines.contains { $0.hasPrefix("phone │ 1 sent, 1 acknowledged, 0 failed") && $0.hasSuffix("notifications/s)") }, "\(load.output)")
+        #expect(lines.contains { $0.hasPrefix("phone │ latency send → receipt: p50 ") }, "\(load.output)")
+    }
+
     /// The demo's accessory: a demo killed by SIGKILL cannot stop it, so it watches its parent.
     @Test("--exit-with-parent: the accessory stops once the process that started it is gone")
     func exitsWithParent() async throws {

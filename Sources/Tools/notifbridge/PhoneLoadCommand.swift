@@ -36,10 +36,11 @@ extension PhoneCommand {
                 printer.print(event)
             }) { connection in
                 try await connection.waitUntilEstablished()
-                printer.line("sending \(count) notifications\(rate > 0 ? " at \(rate)/s" : " as fast as possible")\(group > 1 ? ", \(group) at a time" : "")")
+                printer.line("sending \(count) notification\(count == 1 ? "" : "s")\(rate > 0 ? " at \(rate)/s" : " as fast as possible")\(group > 1 ? ", \(group) at a time" : "")")
                 return try await run.run(over: connection) { SampleNotifications.typical(index: $0, run: String(runID)) }
             }.0
-            printer.line(summary.description)
+            // One printed line per line: a line is made terminal-safe whole, its breaks included.
+            for line in summary.description.split(separator: "\n") { printer.line(String(line)) }
             if summary.failed > 0 { throw ExitCode(1) }
         }
     }
