@@ -199,6 +199,11 @@ struct ExecutableTests {
         (["phone", "forward", "--file", "/nonexistent.json", "--op", "remove", "--id", "x"], "--op, --id build one operation from flags, which --file replaces"),
         (["phone", "forward", "--id", "", "--title", "x"], "--id must not be empty"),
         (["accessory", "--host", ""], "--host must name an address to listen on"),
+        // A negative number after the option is its value, not an option of its own.
+        (["accessory", "--port", "-1"], "--port -1 is not a TCP port (0...65535)"),
+        (["phone", "forward", "--title", "x", "--port", "-1"], "--port -1 is not a TCP port an accessory listens on (1...65535)"),
+        (["relay", "serve", "--port", "-1"], "--port -1 is not a TCP port (0...65535)"),
+        (["respond", "list", "--limit", "-1"], "--limit must be at least 1; it was -1"),
         (["respond", "reply", "a", "b", "reply", String(repeating: "x", count: 1025)], "a reply is at most 1024 bytes; this one is 1025"),
         (["respond", "reply", "--state", "/nonexistent-state", "a", "b", "reply", String(repeating: "x", count: 1024)], "no accessory is listening on /nonexistent-state/"),
         (["accessory", "--dashboard", "127.0.0.1:65536"], "'127.0.0.1:65536' is invalid for '--dashboard <dashboard>': 65536 is not a TCP port (0...65535)"),

@@ -34,7 +34,9 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on. Anything but loopback is a local-network link, which requires X-Wing.")
     var host: String = "127.0.0.1"
 
-    @Option(help: "TCP port (0 picks a free one and prints it).")
+    // Unconditional: `--port -1` is the value -1 (refused by its range below), not an option
+    // named -1 that leaves --port without a value.
+    @Option(parsing: .unconditional, help: "TCP port (0 picks a free one and prints it).")
     var port: Int = TCPLink.defaultPort
 
     @Option(name: .customLong("suite"), help: "Key suite the accessory offers.")

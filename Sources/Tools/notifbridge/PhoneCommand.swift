@@ -32,7 +32,7 @@ struct PhoneCommand: AsyncParsableCommand {
 /// Where the simulated iPhone connects, and which suites it accepts.
 struct PhoneTarget: ParsableArguments {
     @Option(help: "Accessory address.") var host: String = "127.0.0.1"
-    @Option(help: "Accessory port.") var port: Int = TCPLink.defaultPort
+    @Option(parsing: .unconditional, help: "Accessory port.") var port: Int = TCPLink.defaultPort
     @Option(name: .customLong("suite"), help: "Suites the iPhone accepts, in preference order (repeatable).") var suiteOptions: [SuiteOption] = [.xwing, .p256]
     var suite: [CipherSuite] { suiteOptions.map(\.suite) }
     @Option(help: "tcp (the development link), ble (a BlueZ GATT central), lan (TCP to an accessory found with DNS-SD, X-Wing only; Linux) or internet (posted to a relay; forward only).") var transport: LinkTransport = .tcp

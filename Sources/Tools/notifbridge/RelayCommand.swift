@@ -82,7 +82,7 @@ struct RelayCommand: AsyncParsableCommand {
         @OptionGroup var state: StateOption
         @Option(help: "Address to listen on.")
         var host = "127.0.0.1"
-        @Option(help: "TCP port (0 picks a free one and prints it).")
+        @Option(parsing: .unconditional, help: "TCP port (0 picks a free one and prints it).")
         var port = 8470
         @Option(help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
         var maxConnections: Int = 1024

@@ -37,7 +37,7 @@ struct RespondCommand: AsyncParsableCommand {
             discussion: "Lines are printed as the accessory reads them from its store, however many there are."
         )
         @OptionGroup var target: Target
-        @Option(help: "At most this many notifications (at least 1).") var limit: Int?
+        @Option(parsing: .unconditional, help: "At most this many notifications (at least 1).") var limit: Int?
         @Flag(help: "Removed notifications too, marked (removed).") var all = false
         @Flag(help: "One JSON object per notification and line, for scripts.") var json = false
 
