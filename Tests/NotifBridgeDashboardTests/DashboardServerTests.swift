@@ -131,6 +131,17 @@ struct DashboardServerTests {
             #expect(list.status == 422 && list.body.contains("not an action"))
             let garbage = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: "{")
             #expect(garbage.status == 422)
+            // A hand-made request's mistake is named by its place, without the decoder's internals.
+            let operations = ControlRequest.Operation.allCases.map(\.rawValue).joined(separator: ", ")
+            for (request, reason) in [
+                ("{}", "op is required"), (#"{"op":"fly"}"#, #"op: "fly" is not one of \#(operations)"#),
+                (#"{"op":"action","source":1}"#, "source must be a string"),
+            ] {
+                let refused = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: request)
+                let message = try JSONDecoder().decode(ControlReply.self, from: Data(refused.body.utf8)).message
+                #expect(refused.status == 422 && message == "not a request this page sends: \(reason)", "\(request): \(refused.body)")
+                #expect(!refused.body.contains("CodingKeys") && !refused.body.contains("Debug description"), "\(refused.body)")
+            }
             let tooLong = try await Self.request(running, "/respond", method: .POST, headers: [Self.bearer(running), json], body: String(repeating: " ", count: DashboardServer.maxRequestBody + 1))
             #expect(tooLong.status == 413)
         }

@@ -226,10 +226,14 @@ public struct DashboardServer: Sendable {
         let line = String(decoding: body.readBytes(length: body.readableBytes) ?? [], as: UTF8.self)
         let reply: ControlReply
         do {
-            let control = try ControlRequest(line: line)
+            let control = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
             reply = control.op == .list ? .failure("list is not an action; the page lists") : await respond(control)
+        } catch let error as DecodingError {
+            // Said by the place in the request, not with the decoder's dump of its internals.
+            let operations = ControlRequest.Operation.allCases.map(\.rawValue)
+            reply = .failure("not a request this page sends: \(JSONFileErrors.describe(error, words: ["op": operations]))")
         } catch {
-            reply = .failure(error.description)
+            reply = .failure("not a request this page sends: \(JSONFileErrors.syntax(error))")
         }
         return try Self.json(ControlReply(ok: reply.ok, message: reply.message), status: reply.ok ? .ok : .unprocessableContent)
     }
