@@ -179,20 +179,23 @@ struct DashboardServerTests {
     /// One stored notification with hostile text, a PNG icon and an attachment of a type no
     /// browser should show.
     private static func storeOne(_ store: AccessoryStore) throws {
+        try storeNotification(store) {
+            $0.id = WireNotificationID(source: "com.apple.MobileSMS", notification: "m&1")
+            $0.sourceName = "Messages"
+            $0.title = hostile
+            $0.body = .with { $0.runs = [.with { $0.text = hostile }] }
+            $0.sourceIcon = .with { $0.uniformType = "public.png"; $0.data = Data([0x89, 0x50, 0x4E, 0x47]) }
+            $0.attachments = [.with { $0.uniformType = "public.svg-image"; $0.data = Data("<svg onload=alert(1)/>".utf8) }]
+        }
+    }
+
+    /// Stores one notification, as the first event of an exchange.
+    private static func storeNotification(_ store: AccessoryStore, _ fill: (inout Notifbridge_V1_Notification) -> Void) throws {
         let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
         try store.saveExchange(parameters, keyID: [0], now: Date())
         var event = HostEvent()
         event.sequence = 1
-        event.add = .with {
-            $0.notification = .with {
-                $0.id = WireNotificationID(source: "com.apple.MobileSMS", notification: "m&1")
-                $0.sourceName = "Messages"
-                $0.title = hostile
-                $0.body = .with { $0.runs = [.with { $0.text = hostile }] }
-                $0.sourceIcon = .with { $0.uniformType = "public.png"; $0.data = Data([0x89, 0x50, 0x4E, 0x47]) }
-                $0.attachments = [.with { $0.uniformType = "public.svg-image"; $0.data = Data("<svg onload=alert(1)/>".utf8) }]
-            }
-        }
+        event.add = .with { $0.notification = .with(fill) }
         var burst = BurstLimiter(limit: .unlimited)
         _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
     }
@@ -262,20 +265,12 @@ extension DashboardServerTests {
     @Test("Peer text is isolated for bidi in the list and the detail")
     func bidiIsolated() async throws {
         try await Self.withDashboard(store: { store in
-            let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
-            try store.saveExchange(parameters, keyID: [0], now: Date())
-            var event = HostEvent()
-            event.sequence = 1
-            event.add = .with {
-                $0.notification = .with {
-                    $0.id = WireNotificationID(source: "com.example.bank", notification: "b1")
-                    $0.sourceName = "Bank\u{202E}"
-                    $0.title = "Pay \u{202E}elif.exe"
-                    $0.body = .with { $0.runs = [.with { $0.text = "\u{202E}body" }] }
-                }
+            try Self.storeNotification(store) {
+                $0.id = WireNotificationID(source: "com.example.bank", notification: "b1")
+                $0.sourceName = "Bank\u{202E}"
+                $0.title = "Pay \u{202E}elif.exe"
+                $0.body = .with { $0.runs = [.with { $0.text = "\u{202E}body" }] }
             }
-            var burst = BurstLimiter(limit: .unlimited)
-            _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
         }) { running in
             let list = try await Self.request(running, "/", headers: [Self.bearer(running)]).body
             #expect(list.contains("<span class=\"app\" dir=\"auto\">Bank\u{202E}</span>"), "\(list)")

@@ -62,22 +62,30 @@ struct RelayInboxClientTests {
         return false
     }
 
+    /// Runs a client of the inbox at `url` that checks each message and records it.
+    static func receive(
+        from url: String, check: @escaping @Sendable (UInt64, [UInt8]) -> Void
+    ) -> (Received, Task<Void, Never>) {
+        let received = Received()
+        let inboxClient = RelayInboxClient(
+            configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text),
+            logger: Logger(label: "inbox-client")
+        )
+        let running = Task {
+            await inboxClient.run { seq, message in
+                check(seq, message)
+                received.log.withLock { $0.append(seq) }
+                received.continuation.yield(seq)
+            }
+        }
+        return (received, running)
+    }
+
     @Test("messages reach receive in order, live ones too, and each is acked once receive returns")
     func receivesAndAcks() async throws {
         try await Self.withRelay { store, client, url in
             for byte: UInt8 in 1...3 { try await Self.post(client, [byte]) }
-            let received = Received()
-            let inboxClient = RelayInboxClient(
-                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text),
-                logger: Logger(label: "inbox-client")
-            )
-            let running = Task {
-                await inboxClient.run { seq, message in
-                    #expect(message == [UInt8(seq)])
-                    received.log.withLock { $0.append(seq) }
-                    received.continuation.yield(seq)
-                }
-            }
+            let (received, running) = Self.receive(from: url) { seq, message in #expect(message == [UInt8(seq)]) }
             await received.wait(for: 3)
             try await Self.post(client, [4])
             await received.wait(for: 4)
@@ -98,17 +106,8 @@ struct RelayInboxClientTests {
             for (index, length) in lengths.enumerated() {
                 try await Self.post(client, [UInt8](repeating: UInt8(index + 1), count: length))
             }
-            let received = Received()
-            let inboxClient = RelayInboxClient(
-                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.inbox.text),
-                logger: Logger(label: "inbox-client")
-            )
-            let running = Task {
-                await inboxClient.run { seq, message in
-                    #expect(message == [UInt8](repeating: UInt8(seq), count: lengths[Int(seq) - 1]), "message \(seq): \(message.count) bytes")
-                    received.log.withLock { $0.append(seq) }
-                    received.continuation.yield(seq)
-                }
+            let (received, running) = Self.receive(from: url) { seq, message in
+                #expect(message == [UInt8](repeating: UInt8(seq), count: lengths[Int(seq) - 1]), "message \(seq): \(message.count) bytes")
             }
             await received.wait(for: UInt64(lengths.count))
             #expect(try await Self.drained(store))
