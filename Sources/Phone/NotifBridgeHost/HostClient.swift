@@ -90,7 +90,6 @@ public final class HostClient: Sendable {
                 link.close()
             }
             let value = try await body(connection)
-            connection.closing.withLock { $0 = true }
             continuation.finish()
             return value
         }

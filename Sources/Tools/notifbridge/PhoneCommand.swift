@@ -181,14 +181,19 @@ struct Forward: AsyncParsableCommand {
 
     @Option(help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
     static let maxLinger = 3600.0
+
+    /// `!(x >= 0)` also refuses NaN, which every comparison fails; infinity would trap when the
+    /// wait is made a Duration. `phone send` takes the same.
+    static func check(linger: Double) throws {
+        guard linger >= 0, linger <= maxLinger else { throw ValidationError("--linger must be 0...\(Int(maxLinger)) seconds, not \(linger)") }
+    }
     @Option(help: "Seconds to wait for the key exchange, and then for the receipts.") var timeout: Double = 15
 
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
-        // `!(x >= 0)` also refuses NaN, which every comparison fails.
-        guard linger >= 0, linger <= Self.maxLinger else { throw ValidationError("--linger must be 0...\(Int(Self.maxLinger)) seconds, not \(linger)") }
+        try Self.check(linger: linger)
         try relayTarget.validate(for: target)
         if file != nil {
             let given = [("--op", op != nil), ("--id", id != nil), ("--title", title != nil), ("--subtitle", subtitle != nil), ("--body", body != nil), ("--thread", thread != nil), ("--silent", silent)]

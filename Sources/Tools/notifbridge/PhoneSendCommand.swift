@@ -37,8 +37,7 @@ extension PhoneCommand {
 
         func validate() throws {
             if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }
-            // `!(x >= 0)` also refuses NaN; infinity would trap when the wait is made a Duration.
-            guard linger >= 0, linger <= Forward.maxLinger else { throw ValidationError("--linger must be 0...\(Int(Forward.maxLinger)) seconds, not \(linger)") }
+            try Forward.check(linger: linger)
             guard serviceExtensionDeadline > 0, serviceExtensionDeadline <= Self.maxDeadlineSeconds else {
                 throw ValidationError("--service-extension-deadline must be more than 0 and at most \(Int(Self.maxDeadlineSeconds)) seconds")
             }

@@ -96,11 +96,11 @@ public struct RelayInboxClient: Sendable {
             do {
                 let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
                 reason = close.map { "the relay closed the inbox (\($0.closeCode))" }
-                    ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(Self.seconds(configuration.pingInterval)))"
+                    ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(configuration.pingInterval))"
             } catch let declined as InboxChannel.Declined {
                 reason = await refusal(declined.status)
             } catch is InboxChannel.HandshakeTimeout {
-                reason = "the relay did not open the inbox within \(Self.seconds(configuration.handshakeTimeout)) (it took the connection and answered nothing)"
+                reason = "the relay did not open the inbox within \(configuration.handshakeTimeout) (it took the connection and answered nothing)"
             } catch {
                 reason = tlsErrorText(error) ?? socketErrorText(error)
             }
@@ -187,16 +187,6 @@ public struct RelayInboxClient: Sendable {
         return try await ClientConnection(
             channel, address: .hostname(address.host, port: address.port), eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger
         ).run()
-    }
-}
-
-extension RelayInboxClient {
-    /// "15 seconds", "0.2 seconds": a duration as an error message says it.
-    static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        if milliseconds % 1000 == 0 { return milliseconds == 1000 ? "1 second" : "\(milliseconds / 1000) seconds" }
-        return "\(Double(milliseconds) / 1000) seconds"
     }
 }
 
