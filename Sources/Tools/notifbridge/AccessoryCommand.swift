@@ -309,7 +309,8 @@ struct RelayInboxSource: InternetMessageSource {
         await client.run(onEvent: { event in
             switch event {
             case .connected: logger.info("relay inbox at \(relay) connected")
-            case .disconnected(let reason, let retry): logger.notice("relay inbox at \(relay): \(reason); connecting again in \(retry)")
+            // The reason can carry the relay's own words (an HTTP reason phrase): a peer's text.
+            case .disconnected(let reason, let retry): logger.notice("relay inbox at \(relay): \(terminalSafe(reason)); connecting again in \(retry)")
             }
         }, receive: receive)
     }
