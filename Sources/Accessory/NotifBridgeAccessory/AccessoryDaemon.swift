@@ -27,6 +27,8 @@ public final class AccessoryDaemon: Sendable {
     let presenter: any Presenter
     let logger: Logger
     let gate: LogGate
+    /// Held from before the key is loaded until `run` returns (or the daemon goes away).
+    let lock: StateLock
     /// Partial-message bytes shared by every link.
     public let reassemblyBudget: ReassemblyBudget
     let openConnections = OpenConnections()
@@ -40,7 +42,8 @@ public final class AccessoryDaemon: Sendable {
     /// TCP connections counted against `ResourceLimits.maxConnections` now.
     public var openConnectionCount: Int { openConnections.current }
 
-    /// Opens the store and loads the key, generating it on first start.
+    /// Locks the state directory (one daemon per directory: ``StateLock``), opens the store and
+    /// loads the key, generating it on first start.
     /// - Parameters:
     ///   - keyStore: where the key is kept; a 0600 file in the state directory unless given
     ///     (the Mac accessory keeps it in the Keychain).
@@ -60,6 +63,7 @@ public final class AccessoryDaemon: Sendable {
         if case .tightened(let mode) = try prepareStateDirectory(configuration.stateDirectory) {
             logger.notice("state directory \(configuration.stateDirectory) had mode \(String(mode, radix: 8)); changed to \(String(mode & 0o700, radix: 8)) so only its owner can read the key and the store")
         }
+        lock = try StateLock(directory: configuration.stateDirectory)
         self.configuration = configuration
         self.policy = policy
         self.presenter = presenter
@@ -132,6 +136,9 @@ public final class AccessoryDaemon: Sendable {
         _ source: some LinkSource, ancs port: (any ANCSPort)? = nil, internet: (any InternetMessageSource)? = nil,
         onReady: @escaping @Sendable () -> Void = {}
     ) async throws {
+        // Released here, not only when the daemon goes away: an owner that keeps this object may
+        // start another daemon on the directory once this one has stopped.
+        defer { lock.release() }
         let socket = try await ControlSocket.listen(path: configuration.controlSocketPath)
         logger.info("control socket \(configuration.controlSocketPath)")
         do {
