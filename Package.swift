@@ -129,7 +129,7 @@ let package = Package(
             name: "NotifBridgeAccessory",
             dependencies: [
                 "NotifBridgeControl", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP",
-                "NotifBridgeDisplay", "NotifBridgeHooks", "NotifBridgeLogGate", nioCore, nioPosix, logging, serviceLifecycle,
+                "NotifBridgeDisplay", "NotifBridgeHooks", "NotifBridgeLogGate", "NotifBridgeFiles", nioCore, nioPosix, logging, serviceLifecycle,
             ],
             path: "Sources/Accessory/NotifBridgeAccessory",
             swiftSettings: swiftSettings
@@ -287,7 +287,6 @@ let package = Package(
             path: "Sources/Tools/NotifBridgeHooks",
             swiftSettings: swiftSettings
         ),
-        // Files replaced atomically and fsynced: the accessory's key, the iPhone's ratchet state.
         // Log lines about what peers do, rationed per origin and summarised (the accessory
         // daemon and the relay). The throttle is pure; the gate reads the clock.
         .target(
@@ -295,6 +294,8 @@ let package = Package(
             path: "Sources/Tools/NotifBridgeLogGate",
             swiftSettings: swiftSettings
         ),
+        // Files: replaced atomically and fsynced (the accessory's key, the iPhone's ratchet state),
+        // read within a named limit, and their errors in the system's words.
         .target(
             name: "NotifBridgeFiles",
             path: "Sources/Tools/NotifBridgeFiles",
@@ -325,7 +326,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeScenario",
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeVectors", "NotifBridgeDisplay", "NotifBridgeHooks",
                 "NotifBridgeFixtures", "NotifBridgeRelay", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayClient", "NotifBridgeStore",
-                "NotifBridgeDashboard", "NotifBridgeWebServing",
+                "NotifBridgeDashboard", "NotifBridgeWebServing", "NotifBridgeFiles",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,

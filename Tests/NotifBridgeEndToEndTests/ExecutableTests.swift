@@ -300,6 +300,24 @@ struct ExecutableTests {
         #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
     }
 
+    /// It used to connect, send, then write the pairing over whatever the path held (the
+    /// accessory's key, in the report).
+    @Test("phone --internet-pairing at a file that is not a pairing is refused before connecting, the file untouched")
+    func pairingPathRefusedFirst() throws {
+        let directory = try TemporaryDirectory("pairing-victim")
+        defer { directory.remove() }
+        let victim = directory.path + "/identity-xwing.key"
+        let contents = #"{"format":1,"secret":"AAEC","suite":"XWing"}"#
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: victim))
+        chmod(victim, 0o600)
+        // Port 1: nothing listens there, so a phone that got as far as connecting would say so.
+        let phone = try Self.run(["phone", "--port", "1", "--title", "oops", "--internet-pairing", victim])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains("will not save the internet pairing over \(victim): "), "\(phone.errors)")
+        #expect(!phone.errors.contains("connect"), "\(phone.errors)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == contents)
+    }
+
     /// The control socket's failures read as the system's message, not NIO's description of it.
     @Test("respond without an accessory, and an accessory whose control socket path is taken, say what is wrong")
     func controlSocketFailures() throws {

@@ -59,6 +59,52 @@ struct InternetTransportTests {
         #expect(error?.description.contains(expected) == true, "\(error?.description ?? "")")
     }
 
+    /// `phone --internet-pairing identity-xwing.key` once replaced the accessory's own key.
+    @Test("save never replaces a file that is not a pairing: a key file, a readable text file, a directory", arguments: [
+        ("key file", 0o600, #"{"format":1,"secret":"AAEC","suite":"XWing"}"#),
+        ("text file", 0o644, "shared notes\n"),
+        ("directory", 0o700, ""),
+    ])
+    func saveRefusesOtherFiles(_ what: String, _ mode: Int, _ contents: String) throws {
+        let directory = try TemporaryDirectory("internet-pairing-victim")
+        defer { directory.remove() }
+        let path = directory.path + "/victim"
+        if what == "directory" {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        } else {
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        let file = InternetPairingFile(path: path)
+        let error = #expect(throws: InternetPairingFile.Failure.self) { try file.save(try Self.pairing()) }
+        #expect(error?.description.hasPrefix("will not save the internet pairing over \(path): ") == true, "\(error?.description ?? "")")
+        #expect(error?.description.hasSuffix("; give --internet-pairing a path of its own") == true)
+        #expect(throws: InternetPairingFile.Failure.self) { try file.checkReplaceable() }
+        if what != "directory" {
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == contents)
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == mode)
+        }
+    }
+
+    @Test("a pairing file is read up to its limit: a pairing padded to the limit loads, one byte more is refused", arguments: [0, 1])
+    func lengthLimit(over: Int) throws {
+        let directory = try TemporaryDirectory("internet-pairing-long")
+        defer { directory.remove() }
+        let path = directory.path + "/pairing.json"
+        var bytes = try JSONEncoder().encode(try Self.pairing())
+        bytes.append(Data(repeating: UInt8(ascii: " "), count: InternetPairingFile.maxFileLength - bytes.count + over))
+        try bytes.write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        let file = InternetPairingFile(path: path)
+        if over == 0 {
+            #expect(try file.load() == (try Self.pairing()))
+            try file.save(try Self.pairing())
+        } else {
+            let error = #expect(throws: InternetPairingFile.Failure.self) { try file.load() }
+            #expect(error?.description == "cannot read the internet pairing \(path): it is longer than \(InternetPairingFile.maxFileLength) bytes")
+        }
+    }
+
     @Test("the state after the seal is on disk before the post; a failed post has used its index all the same")
     func savedBeforePost() async throws {
         let directory = try TemporaryDirectory("internet-transport")

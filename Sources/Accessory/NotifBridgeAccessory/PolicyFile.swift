@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeDisplay
+import NotifBridgeFiles
 import NotifBridgeStore
 
 /// The accessory's settings file (JSON), read once at start. Every key is optional; unknown keys

@@ -17,6 +17,9 @@ public struct InternetPairingFile: Sendable {
         public var description: String
     }
 
+    /// A pairing is a few hundred bytes of JSON; a longer file is someone else's.
+    public static let maxFileLength = 64 * 1024
+
     /// The pairing, or nil when no X-Wing exchange has been saved here yet.
     public func load() throws(Failure) -> InternetPairing? {
         let mode: UInt16?
@@ -33,9 +36,15 @@ public struct InternetPairingFile: Sendable {
         guard mode & 0o077 == 0 else {
             throw Failure(description: "the internet pairing \(path) has mode \(String(mode, radix: 8)); it holds keys and must be 600 (chmod 600 \(path))")
         }
+        let bytes: Data
+        do {
+            bytes = try fileContents(path, limit: Self.maxFileLength)
+        } catch {
+            throw Failure(description: "cannot read the internet pairing \(path): \(error)")
+        }
         let pairing: InternetPairing
         do {
-            pairing = try JSONDecoder().decode(InternetPairing.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            pairing = try JSONDecoder().decode(InternetPairing.self, from: bytes)
         } catch {
             // Swift's description of a decoding error names its types, not the file's mistake.
             throw Failure(description: "\(path) is not an internet pairing saved by the simulated iPhone (`phone --internet-pairing` writes one after an X-Wing exchange over a link)")
@@ -46,7 +55,19 @@ public struct InternetPairingFile: Sendable {
         return pairing
     }
 
+    /// Whether `save` may write here: nothing is at the path yet, or a pairing is. Any other file
+    /// (a key, a document, a typo's victim) is refused, never replaced.
+    public func checkReplaceable() throws(Failure) {
+        do {
+            _ = try load()
+        } catch {
+            throw Failure(description: "will not save the internet pairing over \(path): \(error.description); give --internet-pairing a path of its own")
+        }
+    }
+
+    /// Replaces the pairing; refuses (``checkReplaceable()``) a file that holds something else.
     public func save(_ pairing: InternetPairing) throws(Failure) {
+        try checkReplaceable()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let bytes: Data

@@ -1,5 +1,6 @@
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeFiles
 import NotifBridgeHostCore
 
 /// The simulated iPhone's operation files (`phone forward --file`, `policy --sample`): JSON in

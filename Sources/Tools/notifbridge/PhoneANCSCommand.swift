@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeFiles
 import NotifBridgeANCS
 import NotifBridgeBLE
 import NotifBridgeCrypto

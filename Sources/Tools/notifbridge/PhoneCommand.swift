@@ -53,6 +53,13 @@ struct PhoneTarget: ParsableArguments {
         }
     }
 
+    /// Before connecting: a --internet-pairing path that holds something other than a pairing
+    /// is refused now, not after the notifications went out (and never written over).
+    func checkInternetPairingPath() throws {
+        guard let internetPairing, transport != .internet else { return }
+        try InternetPairingFile(path: internetPairing).checkReplaceable()
+    }
+
     /// Saves the internet keys of the exchange `session` completed, if --internet-pairing asks.
     func saveInternetPairing(from session: HostSession) throws {
         guard let internetPairing, transport != .internet else { return }
@@ -215,6 +222,7 @@ struct Forward: AsyncParsableCommand {
     func run() async throws {
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
+        try target.checkInternetPairingPath()
         let printer = PhonePrinter()
         if target.transport == .internet {
             try await post(operations, printer: printer)

@@ -4,6 +4,7 @@ import NotifBridgeAccessory
 import NotifBridgeControl
 import NotifBridgeCrypto
 import NotifBridgeDisplay
+import NotifBridgeFiles
 import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeScenario

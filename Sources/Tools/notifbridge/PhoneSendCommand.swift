@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeFiles
 import NotifBridgeHost
 import NotifBridgeHostCore
 

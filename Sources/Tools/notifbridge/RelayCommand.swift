@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import NotifBridgeAccessory
+import NotifBridgeFiles
 import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayPostgres

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NotifBridgeAccessory
+import NotifBridgeFiles
 import NotifBridgeVectors
 
 /// Writes the golden vectors under Tests/Vectors (see GoldenVectors.swift).

@@ -3,8 +3,8 @@ import Foundation
 /// Why reading or writing `path` failed, in the system's words ("No such file or directory
 /// (errno 2)", "it is a directory, not a file"). Foundation on Linux describes reading a
 /// directory as "The operation could not be completed. (NSCocoaErrorDomain error 256.)", and
-/// an error printed whole is an NSError dump. Here, beside ``PolicyFile``, for the policy and the
-/// command line's files alike.
+/// an error printed whole is an NSError dump. For every file a user or a peer names: the policy,
+/// the command line's files, the keys and tokens the accessory, the phone and the relay keep.
 public func fileErrorText(_ error: any Error, path: String) -> String {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
