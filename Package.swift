@@ -329,7 +329,7 @@ let package = Package(
                 "NotifBridgeDashboard", "NotifBridgeWebServing", "NotifBridgeFiles",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix,
+                logging, serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), nioCore, nioPosix, subprocess, systemPackage,
             ],
             path: "Sources/Tools/notifbridge",
             swiftSettings: swiftSettings
@@ -512,7 +512,7 @@ let package = Package(
                 "NotifBridgeControl", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeANCS", "NotifBridgeStore", "NotifBridgeHost", "NotifBridgeHostCore",
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
                 "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres",
-                "NotifBridgeTCP", "NotifBridgeLogGate", logging, nioCore, nioEmbedded, nioPosix, serviceLifecycle,
+                "NotifBridgeTCP", "NotifBridgeLogGate", logging, nioCore, nioEmbedded, nioPosix, serviceLifecycle, subprocess, systemPackage,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

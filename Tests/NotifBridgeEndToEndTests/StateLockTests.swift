@@ -34,21 +34,27 @@ struct StateLockTests {
 
     /// Runs the executable for at most `seconds`: a second accessory that was not refused would
     /// otherwise serve until the test runner exits. `status` is nil if it had to be stopped.
-    static func runBriefly(_ arguments: [String], seconds: Double = 20) throws -> (status: Int32?, errors: String) {
+    /// Its output goes to files, which a child it started may keep open without holding anyone up.
+    static func runBriefly(_ arguments: [String], seconds: Double = 20) throws -> (status: Int32?, output: String, errors: String) {
+        let directory = try TemporaryDirectory("run-briefly")
+        defer { directory.remove() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try ExecutableTests.executable())
         process.arguments = arguments
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
+        let outputPath = directory.path + "/out", errorsPath = directory.path + "/err"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         let stopped = process.isRunning
         if stopped { process.terminate() }
         process.waitUntilExit()
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (stopped ? nil : process.terminationStatus, said)
+        return (stopped ? nil : process.terminationStatus,
+                try String(contentsOfFile: outputPath, encoding: .utf8), try String(contentsOfFile: errorsPath, encoding: .utf8))
     }
 
     @Test("in one process: refused while the first daemon holds the directory, free once its run has ended")

@@ -9,7 +9,9 @@ import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeScenario
 import NotifBridgeTCP
+import Subprocess
 import Synchronization
+import SystemPackage
 #if canImport(NotifBridgeBLE)
 import NotifBridgeBLE
 #endif
@@ -35,7 +37,7 @@ extension PhoneCommand {
         @Argument(help: "Scenario file (YAML).") var file: String
         @Flag(help: "Start an accessory process for the scenario, on a temporary state directory.") var spawn = false
         @Option(help: "State directory of the running accessory, to check expectations through its control socket.") var state: String?
-        @Option(help: "Shell command that restarts the running accessory (for restart-accessory steps).") var restartCommand: String?
+        @Option(help: "Shell command that restarts the running accessory (for restart-accessory steps), starting it in the background; waited for up to 60 s.") var restartCommand: String?
         @Option(help: "Seconds to wait for the key exchange and for receipts.") var timeout: Double = 15
 
         func validate() throws {
@@ -124,15 +126,36 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
         }
     }
 
+    /// How long a --restart-command may take before play gives up on it.
+    static let restartTimeout = Duration.seconds(60)
+
+    /// Runs `sh -c` on the command and waits for that shell alone. The accessory it starts in the
+    /// background keeps running, and holds nothing of play's: swift-subprocess gives the child
+    /// only descriptors 0–2 (Foundation's `Process` also gave it the socket by which it notices
+    /// the child's exit, so a backgrounded accessory kept play waiting for ever). The command's
+    /// output goes to standard error, beside play's report rather than into it.
     func restartAccessory() async throws {
         guard let restartCommand else { throw CommandFailure("no --restart-command to restart the accessory with") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", restartCommand]
-        try process.run()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        guard process.terminationStatus == 0 else {
-            throw CommandFailure("--restart-command exited with status \(process.terminationStatus)")
+        let status = try await withThrowingTaskGroup(of: TerminationStatus?.self) { group in
+            group.addTask {
+                try await Subprocess.run(
+                    .path("/bin/sh"), arguments: ["-c", restartCommand],
+                    input: .none, output: .fileDescriptor(.standardError, closeAfterSpawningProcess: false),
+                    error: .fileDescriptor(.standardError, closeAfterSpawningProcess: false)
+                ).terminationStatus
+            }
+            group.addTask {
+                try await Task.sleep(for: Self.restartTimeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        switch status {
+        case nil: throw CommandFailure("--restart-command did not finish within \(Self.restartTimeout); start the accessory in the background (`… &`)")
+        case .exited(0): break
+        case .exited(let code): throw CommandFailure("--restart-command exited with status \(code)")
+        case .signaled(let signal): throw CommandFailure("--restart-command was ended by signal \(signal)")
         }
         if target.transport == .tcp { try await waitUntilListening(host: host, port: port) }
     }
