@@ -300,6 +300,25 @@ struct ExecutableTests {
         #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
     }
 
+    /// The key was read whole, whatever its length (800 MB took 1.7 GB and 40 s to refuse).
+    @Test("relay serve --apns-key: a file at the limit is read and judged as a key, one byte longer is refused unread", arguments: [0, 1])
+    func apnsKeyLimit(over: Int) throws {
+        let directory = try TemporaryDirectory("apns-key")
+        defer { directory.remove() }
+        let key = directory.path + "/AuthKey.p8"
+        try Data(repeating: UInt8(ascii: "k"), count: 64 * 1024 + over).write(to: URL(fileURLWithPath: key))
+        let relay = try Self.run([
+            "relay", "serve", "--state", directory.path + "/state", "--port", "0",
+            "--apns-key", key, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
+        ])
+        #expect(relay.status != 0)
+        if over == 0 {
+            #expect(relay.errors.contains("Error: --apns-key \(key): "), "\(relay.errors)")
+        } else {
+            #expect(relay.errors.contains("Error: cannot read --apns-key \(key): it is longer than 65536 bytes"), "\(relay.errors)")
+        }
+    }
+
     /// It used to connect, send, then write the pairing over whatever the path held (the
     /// accessory's key, in the report).
     @Test("phone --internet-pairing at a file that is not a pairing is refused before connecting, the file untouched")

@@ -288,7 +288,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         guard let relay, let relayId, let relayTokenFile else { return nil }
         let token = try RelayCredentials.token(file: relayTokenFile)
         try RelayCredentials.check(id: relayId)
-        let roots = try relayCa.map(RelayCredentials.certificates(file:))
+        let roots = try relayCa.map { try RelayCredentials.certificates(file: $0) }
         return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token, trustRoots: roots), logger: logger))
     }
 }
@@ -403,17 +403,20 @@ enum RelayCredentials {
         return token
     }
 
+    /// A PEM file of trust roots: a few kilobytes each, and a system bundle is about 200 KiB.
+    static let maxCertificateFileLength = 1 << 20
+
     /// The certificates in a PEM file, read now, so that a wrong file stops the start instead of
-    /// failing every TLS handshake with the relay.
-    static func certificates(file: String) throws -> [NIOSSLCertificate] {
+    /// failing every TLS handshake with the relay (or with APNs: `flag` names the option).
+    static func certificates(file: String, flag: String = "--relay-ca") throws -> [NIOSSLCertificate] {
         let bytes: Data
         do {
-            bytes = try fileContents(file, limit: 1 << 20)
+            bytes = try fileContents(file, limit: maxCertificateFileLength)
         } catch {
-            throw CommandFailure("cannot read --relay-ca \(file): \(error)")
+            throw CommandFailure("cannot read \(flag) \(file): \(error)")
         }
         guard let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(bytes)), !certificates.isEmpty else {
-            throw CommandFailure("--relay-ca \(file) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            throw CommandFailure("\(flag) \(file) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
         return certificates
     }

@@ -176,26 +176,26 @@ struct RelayCommand: AsyncParsableCommand {
             try await apns?.shutdown()
         }
 
+        /// An APNs auth key (.p8) is one P-256 key in PEM, about 250 bytes.
+        static let maxAPNsKeyFileLength = 64 * 1024
+
         /// The APNs client, when the key is given; its files are read now, so a bad one stops
         /// the start with a clear message.
         private func apnsClient(logger: Logger) throws -> APNsClient? {
             guard let apnsKey, let apnsKeyId, let apnsTeamId else { return nil }
+            let pem: Data
+            do {
+                pem = try fileContents(apnsKey, limit: Self.maxAPNsKeyFileLength)
+            } catch {
+                throw CommandFailure("cannot read --apns-key \(apnsKey): \(error)")
+            }
             let key: APNsSigningKey
             do {
-                key = try APNsSigningKey(teamID: apnsTeamId, keyID: apnsKeyId, pem: try String(contentsOfFile: apnsKey, encoding: .utf8))
-            } catch let error as APNsError {
-                throw CommandFailure("--apns-key \(apnsKey): \(error)")
+                key = try APNsSigningKey(teamID: apnsTeamId, keyID: apnsKeyId, pem: String(decoding: pem, as: UTF8.self))
             } catch {
-                throw CommandFailure("cannot read --apns-key \(apnsKey): \(fileErrorText(error, path: apnsKey))")
+                throw CommandFailure("--apns-key \(apnsKey): \(error)")
             }
-            var roots: [NIOSSLCertificate]?
-            if let apnsCa {
-                do {
-                    roots = try NIOSSLCertificate.fromPEMFile(apnsCa)
-                } catch {
-                    throw CommandFailure("--apns-ca \(apnsCa) holds no PEM certificate: \(error)")
-                }
-            }
+            let roots = try apnsCa.map { try RelayCredentials.certificates(file: $0, flag: "--apns-ca") }
             return APNsClient(configuration: .init(endpoint: apnsEndpoint, signingKey: key, trustRoots: roots), logger: logger)
         }
     }
