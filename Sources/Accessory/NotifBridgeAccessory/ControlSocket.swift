@@ -58,11 +58,38 @@ public enum ControlClient {
         public var description: String { "no accessory is listening on \(path) (\(reason)); is `notifbridge accessory` running with this --state?" }
     }
 
+    /// The socket is there but mode 0600 and someone else's: an accessory may well be running.
+    public struct Forbidden: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            "not allowed to use the control socket \(path) (Permission denied): only the user the accessory runs as may; run this as that user"
+        }
+    }
+
+    /// Something took the request and said nothing for `timeout`.
+    public struct NoAnswer: Error, CustomStringConvertible {
+        public var path: String
+        public var timeout: Duration
+        public var description: String { "the accessory on \(path) did not answer within \(timeout)" }
+    }
+
+    /// How long a reply line may take. An action's reply waits for the link (or the relay and
+    /// APNs) to take it, which is seconds; a peer silent for this long will not answer.
+    public static let replyTimeout = Duration.seconds(30)
+
+    /// Why connecting failed, for the user: a refused permission is not a missing accessory.
+    static func connectFailure(_ error: any Error, path: String) -> any Error {
+        let code = (error as? IOError)?.errnoCode ?? ((error as? NIOConnectionError)?.connectionErrors.first?.error as? IOError)?.errnoCode
+        if code == EACCES { return Forbidden(path: path) }
+        return Unavailable(path: path, reason: socketErrorText(error))
+    }
+
     /// Sends `request` and returns the reply's last line. Each notification of a `list` goes to
     /// `onNotification` as its line arrives, so nothing waits for, or holds, the whole list.
     public static func send(
         _ request: ControlRequest,
         socketPath: String,
+        replyTimeout: Duration = ControlClient.replyTimeout,
         onNotification: (ListedNotification) throws -> Void = { _ in }
     ) async throws -> ControlReply {
         let channel: ControlChannel
@@ -70,23 +97,44 @@ public enum ControlClient {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try ControlSocket.wrap(channel, maxLineLength: maxControlReplyLineLength, what: "control reply line")
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: TimeAmount(replyTimeout)))
+                        try channel.pipeline.syncOperations.addHandler(SilenceCloser())
+                        return try ControlSocket.wrap(channel, maxLineLength: maxControlReplyLineLength, what: "control reply line")
                     }
                 }
         } catch {
-            throw Unavailable(path: socketPath, reason: socketErrorText(error))
+            throw connectFailure(error, path: socketPath)
         }
         let line = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
-        return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(line)
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            for try await reply in inbound {
-                let decoded = try decoder.decode(ControlReply.self, from: Data(try reply.get().utf8))
-                guard let notification = decoded.notification else { return decoded }
-                try onNotification(notification)
+        do {
+            return try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(line)
+                let decoder = JSONDecoder()
+                decoder.dateDecodingStrategy = .iso8601
+                for try await reply in inbound {
+                    let decoded = try decoder.decode(ControlReply.self, from: Data(try reply.get().utf8))
+                    guard let notification = decoded.notification else { return decoded }
+                    try onNotification(notification)
+                }
+                throw Unavailable(path: socketPath, reason: "the accessory closed the connection before its reply ended")
             }
-            throw Unavailable(path: socketPath, reason: "the accessory closed the connection before its reply ended")
+        } catch is SilenceCloser.Silent {
+            throw NoAnswer(path: socketPath, timeout: replyTimeout)
+        }
+    }
+
+    /// Ends the reply with ``Silent`` when `IdleStateHandler` reports no read in time.
+    private final class SilenceCloser: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        struct Silent: Error {}
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
+                context.fireUserInboundEventTriggered(event)
+                return
+            }
+            context.fireErrorCaught(Silent())
+            context.close(promise: nil)
         }
     }
 }

@@ -1,0 +1,41 @@
+import Foundation
+import NIOCore
+import NIOPosix
+@testable import NotifBridgeAccessory
+import NotifBridgeControl
+import NotifBridgeTestSupport
+import Testing
+
+/// `notifbridge respond` when the control socket is not what it expects: someone else's, or a
+/// peer that takes the request and never answers.
+@Suite("Control socket client", .timeLimit(.minutes(1)))
+struct ControlClientTests {
+    /// It waited until the peer closed, however long that was.
+    @Test("a peer that never answers is reported after the reply timeout")
+    func silentPeer() async throws {
+        let directory = try TemporaryDirectory("control-silent")
+        defer { directory.remove() }
+        let path = directory.path + "/control.sock"
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in channel.eventLoop.makeSucceededVoidFuture() }
+            .bind(unixDomainSocketPath: path)
+            .get()
+        defer { server.close(promise: nil) }
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await ControlClient.send(ControlRequest(op: .list), socketPath: path, replyTimeout: .milliseconds(300))
+        } throws: { error in
+            "\(error)" == "the accessory on \(path) did not answer within 0.3 seconds"
+        }
+        #expect(ContinuousClock.now - started < .seconds(20), "reported, not waited out")
+    }
+
+    @Test("a refused permission is not a missing accessory", arguments: [
+        (EACCES, "not allowed to use the control socket /s (Permission denied): only the user the accessory runs as may; run this as that user"),
+        (ENOENT, "no accessory is listening on /s (No such file or directory (errno 2)); is `notifbridge accessory` running with this --state?"),
+        (ECONNREFUSED, "no accessory is listening on /s (Connection refused (errno 111)); is `notifbridge accessory` running with this --state?"),
+    ])
+    func connectFailures(code: Int32, message: String) {
+        #expect("\(ControlClient.connectFailure(IOError(errnoCode: code, reason: "connect"), path: "/s"))" == message)
+    }
+}
