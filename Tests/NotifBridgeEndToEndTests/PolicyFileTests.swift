@@ -84,6 +84,17 @@ struct PolicyFileTests {
         #expect(policy.retention.maxCount == 1 && policy.retention.maxBytes == 1)
     }
 
+    @Test("The lists' and the age's own limits are taken (one past each is refused below)")
+    func listAndAgeLimits() throws {
+        let rules = Array(repeating: #"{"match": "x", "action": "mute"}"#, count: PolicyFile.maxKeywordRules).joined(separator: ",")
+        let apps = Array(repeating: #""a""#, count: PolicyFile.maxAppsPerList).joined(separator: ",")
+        let json = #"{"keywords": [\#(rules)], "mutedApps": [\#(apps)], "allowedApps": [\#(apps)], "retention": {"maxAgeDays": \#(1.0 / 24)}}"#
+        let policy = try PolicyFile.parse(Data(json.utf8))
+        #expect(policy.alerts.keywords.count == 256 && policy.alerts.mutedApps.count == 1024 && policy.alerts.allowedApps.count == 1024)
+        #expect(policy.retention.maxAgeDays == 1.0 / 24)
+        #expect(try PolicyFile.parse(Data(#"{"retention": {"maxAgeDays": 36500}}"#.utf8)).retention.maxAgeDays == 36_500)
+    }
+
     @Test("A count may be as large as Int.max (one more is refused below)")
     func largestCount() throws {
         #expect(try PolicyFile.parse(Data(#"{"retention": {"maxBytes": 9223372036854775807}}"#.utf8)).retention.maxBytes == .max)
@@ -107,6 +118,12 @@ struct PolicyFileTests {
         (#"{"hook": {"command": ["x"], "timeoutSeconds": 0}}"#, "hook.timeoutSeconds: must be above 0 and at most 300"),
         (#"{"retention": {"maxBytes": 0}}"#, "retention: maxBytes must be above 0"),
         (#"{"retention": {"maxAgeDays": 0}}"#, "retention: maxAgeDays must be above 0"),
+        (#"{"retention": {"maxAgeDays": 1e-300}}"#, "retention: maxAgeDays must be at least 0.0417 (an hour) and at most 36500, not 1e-300"),
+        (#"{"retention": {"maxAgeDays": 0.0416}}"#, "retention: maxAgeDays must be at least 0.0417 (an hour)"),
+        (#"{"retention": {"maxAgeDays": 36500.5}}"#, "and at most 36500, not 36500.5"),
+        (#"{"keywords": [\#(Array(repeating: #"{"match": "x", "action": "mute"}"#, count: 257).joined(separator: ","))]}"#, "keywords: has 257 entries; at most 256 are taken"),
+        (#"{"mutedApps": [\#(Array(repeating: #""a""#, count: 1025).joined(separator: ","))]}"#, "mutedApps: has 1025 entries; at most 1024 are taken"),
+        (#"{"allowedApps": [\#(Array(repeating: #""a""#, count: 1025).joined(separator: ","))]}"#, "allowedApps: has 1025 entries"),
         (#"{"silentMode": "yes"}"#, "silentMode must be true or false"),
         (#"{"burst": []}"#, "burst must be an object {...}"),
         (#"{"burst": {"windowSeconds": "60"}}"#, "burst.windowSeconds must be a number"),

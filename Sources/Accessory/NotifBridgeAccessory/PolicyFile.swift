@@ -58,8 +58,32 @@ public struct PolicyFile: Codable, Sendable, Hashable {
 
     private enum Keys: String, CodingKey, CaseIterable { case burst, retention, display, hook, desktopNotifications }
 
+    /// Each notification is checked against every keyword rule and app name, so their number
+    /// bounds the work per notification (22,000 rules made storing a hundred times slower).
+    public static let maxKeywordRules = 256
+    public static let maxAppsPerList = 1024
+    /// Retention's age limit, in days: an hour at the least, since a smaller one deletes what was
+    /// just stored (1e-300 emptied the store at the next start); a century at the most.
+    public static let ageDaysRange = (1.0 / 24)...36_500
+
+    private struct SettingKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     public init(from decoder: any Swift.Decoder) throws {
         alerts = try AlertSettings(from: decoder)
+        for (name, count, limit) in [
+            ("keywords", alerts.keywords.count, Self.maxKeywordRules),
+            ("mutedApps", alerts.mutedApps.count, Self.maxAppsPerList),
+            ("allowedApps", alerts.allowedApps.count, Self.maxAppsPerList),
+        ] where count > limit {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath + [SettingKey(stringValue: name)],
+                debugDescription: "has \(count) entries; at most \(limit) are taken"))
+        }
         let container = try decoder.container(keyedBy: Keys.self)
         burst = try container.decodeIfPresent(BurstLimiter.Limit.self, forKey: .burst) ?? .init()
         guard burst.isValid else {
@@ -69,6 +93,11 @@ public struct PolicyFile: Codable, Sendable, Hashable {
         // The message is placed at `retention`, so each limit names itself.
         for (name, positive) in [("maxCount", retention.maxCount >= 1), ("maxBytes", retention.maxBytes >= 1), ("maxAgeDays", retention.maxAgeDays > 0)] where !positive {
             throw DecodingError.dataCorruptedError(forKey: .retention, in: container, debugDescription: "\(name) must be above 0")
+        }
+        guard Self.ageDaysRange.contains(retention.maxAgeDays) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .retention, in: container,
+                debugDescription: "maxAgeDays must be at least 0.0417 (an hour) and at most 36500, not \(retention.maxAgeDays)")
         }
         display = try container.decodeIfPresent(String.self, forKey: .display)
         // Checked here, so that `notifbridge policy` refuses what the accessory would.
