@@ -255,6 +255,65 @@ struct KeyFileTests {
     }
 }
 
+/// Everything at the key's path that is not a key is refused in the file's terms, and left as
+/// it was: a new key in its place would silently cut off the iPhone that knows the old one.
+@Suite("Key file refusals")
+struct KeyFileRefusalTests {
+    static let valid = #"{"format":1,"secret":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=","suite":"XWing"}"#
+
+    @Test("each kind of file that is not a key says what it is", arguments: [
+        ("truncated", String(valid.prefix(30)), "not a NotifBridge key file (not JSON)"),
+        ("no secret", #"{"format":1,"suite":"XWing"}"#, #"not a NotifBridge key file (no "secret")"#),
+        ("unknown suite", #"{"format":1,"secret":"AAEC","suite":"p256"}"#, #"not a NotifBridge key file ("suite" is not valid)"#),
+        ("format 2", valid.replacingOccurrences(of: #""format":1"#, with: #""format":2"#), "format 2 is not one this accessory reads (1)"),
+        ("short secret", #"{"format":1,"secret":"AAEC","suite":"XWing"}"#, "its secret is not a XWing key (3 bytes)"),
+        ("too long", valid + String(repeating: " ", count: KeyFile.maxFileLength - valid.utf8.count + 1), "it is longer than 4096 bytes"),
+    ])
+    func refusedFiles(_ what: String, contents: String, reason: String) throws {
+        let directory = try TemporaryDirectory("key-refusals")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: .xWing)
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600]))
+        let error = #expect(throws: KeyFile.Failure.self) { try file.loadOrCreate(.xWing) }
+        #expect(error?.description == "key file \(file.path) cannot be used: \(reason)")
+        #expect(FileManager.default.contents(atPath: file.path) == Data(contents.utf8))
+    }
+
+    @Test("a key padded to the length limit still loads")
+    func atLimit() throws {
+        let directory = try TemporaryDirectory("key-limit")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: .xWing)
+        let padded = Self.valid + String(repeating: " ", count: KeyFile.maxFileLength - Self.valid.utf8.count)
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data(padded.utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(try file.load(.xWing) != nil)
+    }
+
+    @Test("a link to nothing, a directory and a device are refused; the link stays a link", arguments: ["dangling", "directory", "device"])
+    func notAFile(_ what: String) throws {
+        let directory = try TemporaryDirectory("key-not-a-file")
+        defer { directory.remove() }
+        let file = KeyFile(directory: directory.path, suite: .xWing)
+        let target = directory.path + "/unmounted/identity-xwing.key"
+        switch what {
+        case "dangling": try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: target)
+        case "directory": try FileManager.default.createDirectory(atPath: file.path, withIntermediateDirectories: false)
+        default: try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/null")
+        }
+        let error = #expect(throws: KeyFile.Failure.self) { try file.loadOrCreate(.xWing) }
+        let reason = [
+            "dangling": "it is a symbolic link to \(target), which does not exist (a volume not mounted?); restore it, or remove the link and a new key is made",
+            "directory": "it is a directory, not a file",
+            "device": "it is not a regular file",
+        ][what]!
+        #expect(error?.description == "key file \(file.path) cannot be used: \(reason)")
+        if what != "directory" {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: file.path)) != nil, "still a link")
+            #expect(!FileManager.default.fileExists(atPath: target))
+        }
+    }
+}
+
 @Suite("Store retention")
 struct RetentionTests {
     let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "id", encapsulatedKey: Data(repeating: 3, count: 1120))
