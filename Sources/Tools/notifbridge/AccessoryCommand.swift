@@ -72,16 +72,16 @@ struct AccessoryCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per event instead of readable lines.")
     var json = false
 
-    @Option(help: "Show notifications as a screen of LINESxCOLUMNS would, e.g. 4x32 (overrides the policy file's display).")
+    @Option(parsing: .unconditional, help: "Show notifications as a screen of LINESxCOLUMNS would, e.g. 4x32 (overrides the policy file's display).")
     var display: String?
 
     @Option(help: "Policy file (JSON): alerts, quiet hours, muted apps, keywords, burst, retention, hook. Default: <state>/policy.json if it exists.")
     var config: String?
 
-    @Option(help: "TCP connections served at once; further ones are closed as they arrive.")
+    @Option(parsing: .unconditional, help: "TCP connections served at once; further ones are closed as they arrive.")
     var maxConnections: Int = AccessoryConfiguration.ResourceLimits().maxConnections
 
-    @Option(help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100). A notification that comes alone is committed at once.")
+    @Option(parsing: .unconditional, help: "Milliseconds a commit waits for more notifications, so that a burst shares one fsync (0...100). A notification that comes alone is committed at once.")
     var commitWindow: Int = 3
 
     @Option(help: "Relay of the internet transport, ws://HOST:PORT or wss://HOST (with --relay-id and --relay-token-file).")

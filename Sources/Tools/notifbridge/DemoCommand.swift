@@ -20,7 +20,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("suite"), help: "Key suite.") var suiteOption: SuiteOption = .xwing
     var suite: CipherSuite { suiteOption.suite }
-    @Option(help: "Seconds between notifications, so the flow can be followed (at most 60).") var pause: Double = 0.3
+    @Option(parsing: .unconditional, help: "Seconds between notifications, so the flow can be followed (at most 60).") var pause: Double = 0.3
     @OptionGroup var common: CommonOptions
 
     func validate() throws {

@@ -40,7 +40,7 @@ extension PhoneCommand {
         @Option(help: "Seconds without Control Point requests, after the last step of --file, before disconnecting.") var settle: Double = 3
         @Option(help: "Seconds to find and connect to the accessory.") var bleTimeout: Double = 60
         @Option(help: "Seconds the accessory may take to subscribe to both sources.") var subscribeTimeout: Double = 60
-        @Option(help: "Seconds to stay connected after the file, printing Control Point writes.") var linger: Double = 0
+        @Option(parsing: .unconditional, help: "Seconds to stay connected after the file, printing Control Point writes.") var linger: Double = 0
         @Option(help: "Refuse every Control Point write with this ANCS error, in hex: A0 (unknown command) … A3 (action failed).")
         var controlPointError: String?
         @OptionGroup var common: CommonOptions

@@ -180,13 +180,14 @@ struct Forward: AsyncParsableCommand {
     @Option(help: "Source app bundle identifier.") var source: String = "com.apple.MobileSMS"
     @Option(help: "Source app display name.") var sourceName: String = "Messages"
     @Option(help: "Notification identifier (unique within the source). An add without it gets a new one; update and remove need it.") var id: String?
-    @Option var title: String?
-    @Option var subtitle: String?
-    @Option var body: String?
+    // Unconditional: a text may begin with "-" ("-5 min late"), and then it is still the text.
+    @Option(parsing: .unconditional) var title: String?
+    @Option(parsing: .unconditional) var subtitle: String?
+    @Option(parsing: .unconditional) var body: String?
     @Option(help: "Thread identifier.") var thread: String?
     @Flag(help: "Mark the notification as not alerting (shouldAlert false).") var silent = false
 
-    @Option(help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
+    @Option(parsing: .unconditional, help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
     static let maxLinger = 3600.0
 
     /// `!(x >= 0)` also refuses NaN, which every comparison fails; infinity would trap when the
@@ -194,7 +195,7 @@ struct Forward: AsyncParsableCommand {
     static func check(linger: Double) throws {
         guard linger >= 0, linger <= maxLinger else { throw ValidationError("--linger must be 0...\(Int(maxLinger)) seconds, not \(linger)") }
     }
-    @Option(help: "Seconds to wait for the key exchange, and then for the receipts.") var timeout: Double = 15
+    @Option(parsing: .unconditional, help: "Seconds to wait for the key exchange, and then for the receipts.") var timeout: Double = 15
 
     @OptionGroup var common: CommonOptions
 

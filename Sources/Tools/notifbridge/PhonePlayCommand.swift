@@ -38,7 +38,7 @@ extension PhoneCommand {
         @Flag(help: "Start an accessory process for the scenario, on a temporary state directory.") var spawn = false
         @Option(help: "State directory of the running accessory, to check expectations through its control socket.") var state: String?
         @Option(help: "Shell command that restarts the running accessory (for restart-accessory steps), starting it in the background; waited for up to 60 s.") var restartCommand: String?
-        @Option(help: "Seconds to wait for the key exchange and for receipts.") var timeout: Double = 15
+        @Option(parsing: .unconditional, help: "Seconds to wait for the key exchange and for receipts.") var timeout: Double = 15
 
         func validate() throws {
             if spawn, state != nil || restartCommand != nil {

@@ -34,7 +34,7 @@ extension PhoneCommand {
         var serviceExtension: String?
         @Option(help: "Seconds the service extension may take before the original content is forwarded (iOS gives about 30).")
         var serviceExtensionDeadline: Double = Double(ServiceExtension.defaultDeadline.components.seconds)
-        @Option(help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
+        @Option(parsing: .unconditional, help: "Seconds to stay connected after the last receipt, printing replies (at most an hour).") var linger: Double = 0
 
         func validate() throws {
             if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }

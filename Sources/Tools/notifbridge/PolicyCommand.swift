@@ -27,7 +27,7 @@ struct PolicyCommand: AsyncParsableCommand {
     @Option(help: "Policy file to check (JSON).") var config: String?
     @Option(help: "Directory whose policy.json is used when --config is not given.") var state: String = defaultStateDirectory()
     @Option(help: "A JSON file with one add operation (the `phone --file` format) to decide for.") var sample: String?
-    @Option(help: "Local time for the decision, HH:MM (default: now).") var at: String?
+    @Option(parsing: .unconditional, help: "Local time for the decision, HH:MM (default: now).") var at: String?
 
     /// Checked before anything is printed, so that a mistake is not found below the policy.
     func validate() throws {
