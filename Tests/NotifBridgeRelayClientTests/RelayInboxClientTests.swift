@@ -146,6 +146,44 @@ struct RelayInboxClientTests {
         }
     }
 
+    /// After `relay register` replaced the token, the accessory kept offering the old one until
+    /// it was restarted.
+    @Test("the token is read again before each attempt: once the file holds the right one, the inbox opens", .timeLimit(.minutes(1)))
+    func tokenReadAgain() async throws {
+        try await Self.withRelay { _, client, url in
+            try await Self.post(client, [1])
+            let current = Mutex(Self.post.text)
+            let reasons = Mutex<[String]>([])
+            let (disconnects, continuation) = AsyncStream<Void>.makeStream()
+            let received = Received()
+            let inboxClient = RelayInboxClient(
+                configuration: .init(
+                    relay: url, accessoryID: Self.accessory, token: "not read yet", readToken: { current.withLock { $0 } },
+                    minRetryDelay: .milliseconds(10), maxRetryDelay: .milliseconds(40)),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run(onEvent: { event in
+                    if case .disconnected(let reason, _) = event {
+                        reasons.withLock { $0.append(reason) }
+                        continuation.yield()
+                    }
+                }) { seq, _ in received.continuation.yield(seq) }
+            }
+            var count = 0
+            for await _ in disconnects {
+                count += 1
+                if count == 2 { break }
+            }
+            current.withLock { $0 = Self.inbox.text }
+            await received.wait(for: 1)
+            running.cancel()
+            await running.value
+            let refusal = try #require(reasons.withLock { $0.first })
+            #expect(refusal.hasSuffix("and put its new inbox token in the file, which is read again before each attempt"), "\(refusal)")
+        }
+    }
+
     @Test("a wrong token: the client keeps trying, with growing delays, and receives nothing")
     func wrongToken() async throws {
         try await Self.withRelay { _, client, url in

@@ -289,7 +289,9 @@ struct AccessoryCommand: AsyncParsableCommand {
         let token = try RelayCredentials.token(file: relayTokenFile)
         try RelayCredentials.check(id: relayId)
         let roots = try relayCa.map { try RelayCredentials.certificates(file: $0) }
-        return RelayInboxSource(client: RelayInboxClient(configuration: .init(relay: relay, accessoryID: relayId, token: token, trustRoots: roots), logger: logger))
+        let configuration = RelayInboxClient.Configuration(
+            relay: relay, accessoryID: relayId, token: token, readToken: { try RelayCredentials.token(file: relayTokenFile, warn: false) }, trustRoots: roots)
+        return RelayInboxSource(client: RelayInboxClient(configuration: configuration, logger: logger))
     }
 }
 
@@ -384,7 +386,9 @@ struct AccessoryTransport: ExpressibleByArgument {
 enum RelayCredentials {
     /// The token in `file`, read now, so that a missing or empty file stops the start with a
     /// clear message.
-    static func token(file: String) throws -> String {
+    /// - Parameter warn: say on standard error when others can read the file (at the start; not
+    ///   again at each reconnection that reads it).
+    static func token(file: String, warn: Bool = true) throws -> String {
         let token: String
         do {
             token = String(decoding: try fileContents(file, limit: 4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -395,7 +399,7 @@ enum RelayCredentials {
             throw CommandFailure("--relay-token-file \(file) does not hold one token")
         }
         // A warning, not a refusal: the token is already out; this says to whom.
-        if let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+        if warn, let mode = (try? FileManager.default.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
             let warning = "notifbridge: warning: --relay-token-file \(file) can be read by other users (mode \(String(mode & 0o777, radix: 8))); "
                 + "whoever reads it holds this token: chmod 600 it\n"
             try? FileHandle.standardError.write(contentsOf: Data(warning.utf8))

@@ -22,6 +22,10 @@ public struct RelayInboxClient: Sendable {
         public var relay: String
         public var accessoryID: String
         public var token: String
+        /// Reads the token again before each attempt, when given: registering the accessory again
+        /// (`relay register`) replaces its token, and the relay then closes this inbox (1008).
+        /// A failed read keeps the token used before.
+        public var readToken: (@Sendable () throws -> String)?
         public var limits: RelayLimits
         /// The first delay before connecting again, doubled after each failure up to `maxRetryDelay`.
         public var minRetryDelay: Duration
@@ -38,13 +42,14 @@ public struct RelayInboxClient: Sendable {
         public var trustRoots: [NIOSSLCertificate]?
 
         public init(
-            relay: String, accessoryID: String, token: String, limits: RelayLimits = RelayLimits(),
+            relay: String, accessoryID: String, token: String, readToken: (@Sendable () throws -> String)? = nil, limits: RelayLimits = RelayLimits(),
             minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60),
             handshakeTimeout: Duration = .seconds(15), pingInterval: Duration = .seconds(30), trustRoots: [NIOSSLCertificate]? = nil
         ) {
             self.relay = relay
             self.accessoryID = accessoryID
             self.token = token
+            self.readToken = readToken
             self.limits = limits
             self.minRetryDelay = minRetryDelay
             self.maxRetryDelay = maxRetryDelay
@@ -90,15 +95,23 @@ public struct RelayInboxClient: Sendable {
         receive: @escaping @Sendable (_ seq: UInt64, _ message: [UInt8]) async throws -> Void
     ) async {
         var delay = configuration.minRetryDelay
+        var token = configuration.token
         while !Task.isCancelled {
+            if let readToken = configuration.readToken {
+                do {
+                    token = try readToken()
+                } catch {
+                    logger.warning("cannot read the inbox token again (\(error)); trying the one read before")
+                }
+            }
             let reason: String
             let carried = Carried()
             do {
-                let close = try await connectOnce(onEvent: onEvent, receive: receive, carried: carried)
+                let close = try await connectOnce(token: token, onEvent: onEvent, receive: receive, carried: carried)
                 reason = close.map { "the relay closed the inbox (\($0.closeCode))" }
                     ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(configuration.pingInterval))"
             } catch let declined as InboxChannel.Declined {
-                reason = await refusal(declined.status)
+                reason = await refusal(declined.status, token: token)
             } catch is InboxChannel.HandshakeTimeout {
                 reason = "the relay did not open the inbox within \(configuration.handshakeTimeout) (it took the connection and answered nothing)"
             } catch {
@@ -117,13 +130,14 @@ public struct RelayInboxClient: Sendable {
     /// upgrade 400 without a body, so on anything but 401 the relay is asked again with a plain
     /// GET, which it answers 401 for an unknown accessory or a wrong token and 400 for the right
     /// token (docs/PROTOCOL.md §11).
-    private func refusal(_ status: HTTPResponseStatus?) async -> String {
+    private func refusal(_ status: HTTPResponseStatus?, token: String) async -> String {
         let refused = "the relay refused accessory \(configuration.accessoryID)'s inbox token (401): check --relay-id and the token file, or register the accessory again (`notifbridge relay register`)"
+            + (configuration.readToken == nil ? "" : " and put its new inbox token in the file, which is read again before each attempt")
         if status == .unauthorized { return refused }
         var url = configuration.inboxURL
         if url.hasPrefix("ws") { url = "http" + url.dropFirst(2) }
         var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
         let answer = await Self.probe(request, trustRoots: configuration.trustRoots)
         if answer == .unauthorized { return refused }
         guard let status = answer ?? status else { return "the relay would not open the inbox, and closed the connection before saying why" }
@@ -143,13 +157,14 @@ public struct RelayInboxClient: Sendable {
     }
 
     private func connectOnce(
+        token: String,
         onEvent: @escaping @Sendable (Event) -> Void,
         receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void,
         carried: Carried
     ) async throws -> WebSocketCloseFrame? {
         let limits = configuration.limits
         let channel = try InboxChannel(
-            url: configuration.inboxURL, headers: ["Authorization": "Bearer \(configuration.token)"], trustRoots: configuration.trustRoots,
+            url: configuration.inboxURL, headers: ["Authorization": "Bearer \(token)"], trustRoots: configuration.trustRoots,
             maxFrameSize: RelayFrame.headerLength + limits.maxMessageLength,
             handshakeTimeout: configuration.handshakeTimeout, pingInterval: configuration.pingInterval
         ) { inbound, outbound, _ in
