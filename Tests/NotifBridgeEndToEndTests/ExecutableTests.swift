@@ -310,6 +310,31 @@ struct ExecutableTests {
         #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
     }
 
+    /// One operation the accessory could never take used to end the run: the ones before it
+    /// were printed as sent but never acknowledged, and the ones after never went.
+    @Test("phone --file: an operation too large for the accessory is reported and skipped; the others are stored")
+    func oneOperationNotSent() throws {
+        let directory = try TemporaryDirectory("not-sent")
+        defer { directory.remove() }
+        let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state")
+        defer { process.terminate() }
+        let file = directory.path + "/operations.json"
+        let big = String(repeating: "b", count: 300_000)
+        try Data(#"""
+            [{"op": "add", "notification": {"source": "a", "id": "before", "sourceName": "A", "title": "x"}},
+             {"op": "add", "notification": {"source": "a", "id": "big", "sourceName": "A", "body": "\#(big)"}},
+             {"op": "add", "notification": {"source": "a", "id": "after", "sourceName": "A", "title": "y"}}]
+            """#.utf8).write(to: URL(fileURLWithPath: file))
+        let phone = try Self.run(["phone", "--port", "\(port)", "--file", file])
+        #expect(phone.status == 1)
+        let lines = phone.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("phone │ not sent: add a/big: notification too large: ") }, "\(phone.output)")
+        #expect(lines.contains { $0.hasPrefix("phone │ sent add a/after as #") }, "\(phone.output)")
+        #expect(lines.contains("phone │ 2 forwarded, 2 acknowledged, 2 alerted; 1 not sent"), "\(phone.output)")
+        let listed = try Self.run(["respond", "list", "--state", directory.path + "/state"])
+        #expect(listed.output.contains("before") && listed.output.contains("after") && !listed.output.contains("big"), "\(listed.output)")
+    }
+
     /// The key was read whole, whatever its length (800 MB took 1.7 GB and 40 s to refuse).
     @Test("relay serve --apns-key: a file at the limit is read and judged as a key, one byte longer is refused unread", arguments: [0, 1])
     func apnsKeyLimit(over: Int) throws {

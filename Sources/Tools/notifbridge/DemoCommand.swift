@@ -75,7 +75,7 @@ struct DemoCommand: AsyncParsableCommand {
                     + "an accessory left running announces them in one summary alert once the window has room"
             )
         }
-        if summary.acknowledged < summary.sent { throw ExitCode(1) }
+        if summary.acknowledged < summary.sent || summary.notSent > 0 { throw ExitCode(1) }
     }
 
     /// How many notifications the burst limiter held back, from the plans the stopped accessory

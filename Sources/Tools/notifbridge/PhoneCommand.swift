@@ -234,7 +234,7 @@ struct Forward: AsyncParsableCommand {
         }
         printer.line(summary.description)
         try target.saveInternetPairing(from: session)
-        if summary.acknowledged < summary.sent || summary.notStored > 0 { throw ExitCode(1) }
+        if !summary.isComplete { throw ExitCode(1) }
     }
 
     /// Over the internet each event is sealed, saved and posted; the receipts would come back as
@@ -278,9 +278,14 @@ struct ForwardSummary: CustomStringConvertible, Sendable {
     /// Acknowledged with `stored: false`: refused, stale or a duplicate.
     var notStored = 0
     var alerted = 0
+    /// Refused before they were sent (too large for the accessory, an attachment not base64).
+    var notSent = 0
     var description: String {
         "\(sent) forwarded, \(acknowledged) acknowledged\(notStored > 0 ? " (\(notStored) not stored)" : ""), \(alerted) alerted"
+            + (notSent > 0 ? "; \(notSent) not sent" : "")
     }
+    /// Anything short of every operation stored.
+    var isComplete: Bool { acknowledged == sent && notStored == 0 && notSent == 0 }
 }
 
 /// Establishes, forwards each operation in order, and waits for every receipt.
@@ -288,8 +293,14 @@ func forward(_ operations: [HostOperation], over connection: HostClient, printer
              pause: Duration = .zero, timeout: Duration = .seconds(15)) async throws -> ForwardSummary {
     try await connection.waitUntilEstablished(timeout: timeout)
     var sequences: Set<UInt64> = []
+    var notSent = 0
     for operation in operations {
-        let sequence = try connection.send(operation)
+        // One the accessory could never take is reported (the client's "not sent" line) and
+        // skipped; the others still go, and their receipts are waited for.
+        guard let sequence = try? connection.send(operation) else {
+            notSent += 1
+            continue
+        }
         sequences.insert(sequence)
         printer.line("sent \(operation.summaryLine) as #\(sequence)")
         if pause > .zero { try await Task.sleep(for: pause) }
@@ -301,7 +312,7 @@ func forward(_ operations: [HostOperation], over connection: HostClient, printer
     }
     return ForwardSummary(
         sent: sequences.count, acknowledged: receipts.count, notStored: receipts.values.filter { !$0.stored }.count,
-        alerted: receipts.values.filter(\.alerted).count
+        alerted: receipts.values.filter(\.alerted).count, notSent: notSent
     )
 }
 

@@ -88,7 +88,7 @@ extension PhoneCommand {
                 try await forward(mappedOperations, over: connection, printer: printer, linger: linger)
             }.0
             printer.line(summary.description + (notForwarded > 0 ? "; \(notForwarded) payload(s) not forwarded" : ""))
-            if summary.acknowledged < summary.sent || summary.notStored > 0 || notForwarded > 0 { throw ExitCode(1) }
+            if !summary.isComplete || notForwarded > 0 { throw ExitCode(1) }
         }
 
         private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
