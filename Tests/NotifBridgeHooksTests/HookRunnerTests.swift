@@ -132,6 +132,30 @@ struct HookRunnerTests {
         #expect(byPath.statistics.failed == 1 && byName.statistics.failed == 1)
     }
 
+    /// All three used to be reported as "No such file or directory".
+    @Test("A program that is there but cannot run says why: a directory, no execute bit, a missing interpreter", arguments: [
+        ("directory", "it is a directory, not a program"),
+        ("not executable", "it is not executable (chmod +x PATH)"),
+        ("bad interpreter", "its interpreter /nonexistent/interpreter (the #! line) cannot be run"),
+    ])
+    func notRunnable(_ kind: String, reason: String) async throws {
+        let directory = try TemporaryDirectory("hook-not-runnable")
+        defer { directory.remove() }
+        let path = directory.path + "/hook"
+        switch kind {
+        case "directory": try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case "not executable":
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("#!/bin/sh\nexit 0\n".utf8), attributes: [.posixPermissions: 0o644]))
+        default:
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("#!/nonexistent/interpreter -x\nexit 0\n".utf8), attributes: [.posixPermissions: 0o755]))
+        }
+        let log = ResultLog()
+        let runner = HookRunner(command: [path], timeout: .seconds(1), onResult: log.append)
+        runner.submit(Data("{}".utf8))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
+        #expect(log.all.first?.launchError == "\(path): " + reason.replacingOccurrences(of: "PATH", with: path))
+    }
+
     @Test("Hooks that skip stdin, exit non-zero or die by a signal are reported as such")
     func exitStatuses() async throws {
         let large = Data(repeating: UInt8(ascii: "x"), count: 1 << 20)

@@ -113,6 +113,7 @@ enum ChildProcess {
                     delay *= 2
                     continue
                 }
+                if code == ENOENT, let why = whyNotRunnable(path) { return failure("\(path): \(why)") }
                 return failure(code.map { errorMessage(path, $0) } ?? "\(path): \(error)")
             } catch {
                 return failure("\(path): \(error)")
@@ -138,6 +139,23 @@ enum ChildProcess {
                 body: { await supervisor.supervise($0) })
             return (result.terminationStatus, result.closureResult)
         }
+    }
+
+    /// swift-subprocess reports ENOENT whenever exec fails for a file that is there: a
+    /// directory, a file without the execute bit, a script whose `#!` interpreter is missing.
+    /// Says which, or nil when the path really does not exist.
+    static func whyNotRunnable(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        if info.st_mode & S_IFMT == S_IFDIR { return "it is a directory, not a program" }
+        if access(path, X_OK) != 0 { return "it is not executable (chmod +x \(path))" }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return "it cannot be read" }
+        defer { try? handle.close() }
+        let head = String(decoding: (try? handle.read(upToCount: 256)) ?? Data(), as: UTF8.self)
+        guard head.hasPrefix("#!") else { return nil }
+        let interpreter = head.dropFirst(2).prefix { $0 != "\n" }.split(separator: " ").first.map(String.init) ?? ""
+        if access(interpreter, X_OK) != 0 { return "its interpreter \(interpreter) (the #! line) cannot be run" }
+        return nil
     }
 
     static func errorMessage(_ subject: String, _ code: Int32) -> String {
