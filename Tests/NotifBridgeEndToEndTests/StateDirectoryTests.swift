@@ -47,6 +47,26 @@ struct StateDirectoryTests {
         if expectNotice { #expect(notices.first?.contains(String(found, radix: 8)) == true) }
     }
 
+    /// SQLite gives the WAL and shm files the database's mode: a store copied in at 0644 made
+    /// notification text readable by others there.
+    @Test("a store and its WAL found readable by others are made 0600 with a notice; new WAL and shm files follow")
+    func storeFilesTightened() throws {
+        let directory = try TemporaryDirectory("state-store-mode")
+        defer { directory.remove() }
+        let store = directory.path + "/accessory.sqlite"
+        do { _ = try Self.startDaemon(directory.path) }
+        try #require(FileManager.default.fileExists(atPath: store))
+        chmod(store, 0o644)
+        if FileManager.default.fileExists(atPath: store + "-wal") { chmod(store + "-wal", 0o640) }
+        let log = CapturedLog()
+        let daemon = try Self.startDaemon(directory.path, logger: Logger(label: "test", factory: { _ in log }))
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store + suffix) {
+            #expect(Self.mode(store + suffix) == 0o600, "accessory.sqlite\(suffix)")
+        }
+        #expect(log.messages(at: .notice).contains("\(store) had mode 644; changed to 600: it holds notification text"), "\(log.messages(at: .notice))")
+        withExtendedLifetime(daemon) {}
+    }
+
     @Test("a store that is not a database is refused, naming the file, and left as it was")
     func damagedStore() throws {
         let directory = try TemporaryDirectory("state-damaged")

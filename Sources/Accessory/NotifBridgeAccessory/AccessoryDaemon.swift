@@ -68,6 +68,7 @@ public final class AccessoryDaemon: Sendable {
         self.policy = policy
         self.presenter = presenter
         self.logger = logger
+        Self.tightenStoreFiles(configuration.storePath, logger: logger)
         let keyStore = keyStore ?? KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
         let (identity, created) = try keyStore.loadOrCreate(configuration.suite)
         do {
@@ -92,6 +93,23 @@ public final class AccessoryDaemon: Sendable {
         logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
+        }
+    }
+
+    /// The store and its WAL and shared-memory files hold notification text. A store made here
+    /// is 0600 from the start; one copied in with a looser mode is tightened before SQLite opens
+    /// it, since SQLite gives the WAL and shm files the database's mode.
+    static func tightenStoreFiles(_ storePath: String, logger: Logger) {
+        for path in [storePath, storePath + "-wal", storePath + "-shm"] {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let mode = UInt16(info.st_mode & 0o777)
+            guard mode & 0o077 != 0 else { continue }
+            if chmod(path, mode_t(mode & 0o700)) == 0 {
+                logger.notice("\(path) had mode \(String(mode, radix: 8)); changed to \(String(mode & 0o700, radix: 8)): it holds notification text")
+            } else {
+                logger.warning("\(path) has mode \(String(mode, radix: 8)) and cannot be made private: \(String(cString: strerror(errno)))")
+            }
         }
     }
 
