@@ -205,6 +205,7 @@ struct ExecutableTests {
         (["relay", "serve", "--port", "-1"], "--port -1 is not a TCP port (0...65535)"),
         (["respond", "list", "--limit", "-1"], "--limit must be at least 1; it was -1"),
         (["accessory", "--max-connections", "-5"], "--max-connections must be 1...1024, not -5"),
+        (["accessory", "--json", "--display", "4x32"], "--display shapes the terminal's lines; --json prints every field whole: give one or the other"),
         (["accessory", "--commit-window", "-1"], "--commit-window must be 0...100 milliseconds, not -1"),
         (["accessory", "--display", "-4x32"], #"display "-4x32" is not LINESxCOLUMNS"#),
         (["phone", "forward", "--title", "x", "--timeout", "-1"], "--timeout must be above 0 and at most 600"),

@@ -104,6 +104,7 @@ struct PolicyFileTests {
         (#"{"quietHour": {}}"#, "unknown key \"quietHour\""),
         (#"{"quietHours": {"start": "22:00", "end": "7:00"}}"#, "quietHours.end"),
         (#"{"quietHours": {"start": "22:00", "stop": "07:00"}}"#, "unknown key \"stop\" in quietHours"),
+        (#"{"quietHours": {"start": "22:00", "end": "22:00"}}"#, "quietHours: start and end are both 22:00, which would mean never quiet; leave quietHours out for none"),
         (#"{"keywords": [{"match": "", "action": "mute"}]}"#, "non-empty match"),
         (#"{"keywords": [{"match": "x", "action": "shout"}]}"#, #"keywords[0].action: "shout" is not one of alert, mute"#),
         (#"{"keywords": [{"match": "x", "action": "mute", "fields": ["body", "titel"]}]}"#, #"keywords[0].fields[1]: "titel" is not one of title, body"#),

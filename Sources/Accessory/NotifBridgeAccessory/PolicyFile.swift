@@ -84,6 +84,12 @@ public struct PolicyFile: Codable, Sendable, Hashable {
                 codingPath: decoder.codingPath + [SettingKey(stringValue: name)],
                 debugDescription: "has \(count) entries; at most \(limit) are taken"))
         }
+        // An empty span: quiet never, which is not what anyone who wrote it meant.
+        if let quiet = alerts.quietHours, quiet.start == quiet.end {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: decoder.codingPath + [SettingKey(stringValue: "quietHours")],
+                debugDescription: "start and end are both \(quiet.start), which would mean never quiet; leave quietHours out for none"))
+        }
         let container = try decoder.container(keyedBy: Keys.self)
         burst = try container.decodeIfPresent(BurstLimiter.Limit.self, forKey: .burst) ?? .init()
         guard burst.isValid else {
