@@ -205,6 +205,7 @@ struct ExecutableTests {
         (["relay", "serve", "--port", "-1"], "--port -1 is not a TCP port (0...65535)"),
         (["respond", "list", "--limit", "-1"], "--limit must be at least 1; it was -1"),
         (["accessory", "--max-connections", "-5"], "--max-connections must be 1...1024, not -5"),
+        (["phone", "forward", "--title", "x", "--suite", "p256", "--internet-pairing", "/nonexistent-dir/pairing.json"], "--internet-pairing saves the keys of an X-Wing exchange; --suite p256 alone cannot make one (give --suite xwing)"),
         (["accessory", "--json", "--display", "4x32"], "--display shapes the terminal's lines; --json prints every field whole: give one or the other"),
         (["accessory", "--commit-window", "-1"], "--commit-window must be 0...100 milliseconds, not -1"),
         (["accessory", "--display", "-4x32"], #"display "-4x32" is not LINESxCOLUMNS"#),
@@ -311,6 +312,22 @@ struct ExecutableTests {
         #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
     }
 
+    /// With both suites offered, a P-256 accessory used to get the notification, and only then
+    /// was the pairing found unusable.
+    @Test("phone --internet-pairing offers X-Wing alone: a P-256 accessory refuses the exchange and gets nothing")
+    func pairingOffersXWingOnly() throws {
+        let directory = try TemporaryDirectory("pairing-p256")
+        defer { directory.remove() }
+        let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state", options: ["--suite", "p256"])
+        defer { process.terminate() }
+        let pairing = directory.path + "/pairing.json"
+        let phone = try Self.run(["phone", "--port", "\(port)", "--title", "x", "--internet-pairing", pairing, "--timeout", "5"])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains("the host accepts XWing; this accessory's key is P256"), "\(phone.errors)")
+        #expect(!phone.output.contains("sent add"), "\(phone.output)")
+        #expect(!FileManager.default.fileExists(atPath: pairing))
+    }
+
     /// One operation the accessory could never take used to end the run: the ones before it
     /// were printed as sent but never acknowledged, and the ones after never went.
     @Test("phone --file: an operation too large for the accessory is reported and skipped; the others are stored")
@@ -408,10 +425,10 @@ struct ExecutableTests {
 
     /// Starts `notifbridge accessory` on a free loopback port and reads the port from its first
     /// line; the caller stops it.
-    static func startAccessory(state: String) throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
+    static func startAccessory(state: String, options: [String] = []) throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
-        process.arguments = ["accessory", "--state", state, "--port", "0", "--exit-with-parent"]
+        process.arguments = ["accessory", "--state", state, "--port", "0", "--exit-with-parent"] + options
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

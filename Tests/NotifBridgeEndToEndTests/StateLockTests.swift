@@ -20,11 +20,14 @@ struct StateLockTests {
         // The control socket alone used to be the guard; without it the second start went on.
         try FileManager.default.removeItem(atPath: directory.path + "/control.sock")
 
-        let second = try Self.runBriefly(["accessory", "--state", directory.path, "--port", "0", "--exit-with-parent"])
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        // Another suite, which once made its own key before the refusal.
+        let second = try Self.runBriefly(["accessory", "--state", directory.path, "--port", "0", "--suite", "p256", "--exit-with-parent"])
         #expect(second.status != nil && second.status != 0, "the second accessory must exit at once, refused")
         let expected = "another accessory is already running with the state directory \(directory.path) (process \(first.processIdentifier) holds \(Self.lockPath(directory.path))); stop it first, or give this one its own --state"
         #expect(second.errors.contains(expected), "\(second.errors)")
 
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == before, "nothing made or removed")
         #expect(!keyFiles.isEmpty)
         #expect(try keyFiles.map { try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + $0)) } == keys)
         let phone = try ExecutableTests.run(["phone", "--port", "\(port)", "--id", "after-refusal", "--title", "Anna", "--body", "Lunch?"])

@@ -57,6 +57,9 @@ struct PhoneTarget: ParsableArguments {
     /// is refused now, not after the notifications went out (and never written over).
     func checkInternetPairingPath() throws {
         guard let internetPairing, transport != .internet else { return }
+        guard suite.contains(.xWing) else {
+            throw CommandFailure("--internet-pairing saves the keys of an X-Wing exchange; --suite p256 alone cannot make one (give --suite xwing)")
+        }
         try InternetPairingFile(path: internetPairing).checkReplaceable()
     }
 
@@ -83,7 +86,11 @@ struct PhoneTarget: ParsableArguments {
         }
     }
 
-    var session: HostSession { session(suites: suite) }
+    /// A link exchange whose keys are saved for the internet must be X-Wing (Apple's internet
+    /// transport takes nothing else), so P-256 is not offered then.
+    var session: HostSession { session(suites: savesInternetPairing ? suite.filter { $0 == .xWing } : suite) }
+
+    var savesInternetPairing: Bool { internetPairing != nil && transport != .internet }
 
     func session(suites: [CipherSuite]) -> HostSession {
         HostSession(configuration: .init(suites: suites, identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
