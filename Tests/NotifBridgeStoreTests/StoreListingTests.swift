@@ -47,6 +47,32 @@ struct StoreListingTests {
         return ids
     }
 
+    /// One damaged row made `respond list` fail whole: "cannot read the store: malformedProtobuf".
+    @Test("a row that no longer decodes is left out and named; every other row is still listed", arguments: [1, 2, 5, 10])
+    func damagedRowSkipped(size: Int) throws {
+        let directory = try TemporaryDirectory("listing-damaged")
+        defer { directory.remove() }
+        let path = directory.path + "/accessory.sqlite"
+        let store = try Self.filledStore(directory, count: 5, perTransaction: 5)
+        let whole = try store.notifications(includeRemoved: true).map(\.notificationIdentifier)
+        try store.close()
+        let database = try DatabaseQueue(path: path)
+        try database.write { try $0.execute(sql: "UPDATE notification SET payload = x'deadbeef' WHERE notification_id = 'n2'") }
+        try database.close()
+        let reopened = try AccessoryStore(path: path)
+        var ids: [String] = []
+        var damaged: [DamagedRecord] = []
+        var cursor: NotificationCursor?
+        repeat {
+            let page = try reopened.notificationPage(after: cursor, limit: size, includeRemoved: true)
+            ids += page.records.map(\.notificationIdentifier)
+            damaged += page.damaged
+            cursor = page.next
+        } while cursor != nil
+        #expect(ids == whole.filter { $0 != "n2" })
+        #expect(damaged.map(\.id) == ["n2"] && damaged.first?.source == "s")
+    }
+
     @Test("pages of 1, 9, 10, 11, 66, 67 and 100 over 67 notifications, 10 per transaction", arguments: [1, 9, 10, 11, 66, 67, 100])
     func pagesMatchOneRead(size: Int) throws {
         let directory = try TemporaryDirectory("listing")

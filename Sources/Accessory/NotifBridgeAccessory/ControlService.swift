@@ -97,6 +97,12 @@ public struct ControlService: Sendable {
             } catch {
                 return .failure("cannot read the store: \(error)")
             }
+            if !page.damaged.isEmpty {
+                logger.warning("listing skipped \(page.damaged.count) stored notification(s) that can no longer be read (the store is damaged there)")
+                for damaged in page.damaged {
+                    logger.debug("damaged record", metadata: ["source": "\(damaged.source)", "id": "\(damaged.id)", "reason": "\(damaged.reason)"])
+                }
+            }
             for record in page.records {
                 try await each(Self.listed(record))
                 count += 1

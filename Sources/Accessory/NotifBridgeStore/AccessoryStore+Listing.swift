@@ -30,7 +30,16 @@ extension AccessoryStore {
                 arguments: arguments
             )
             let next = rows.count == limit ? rows.last.map { NotificationCursor(receivedAt: $0["received_at"], rowID: $0["page_rowid"]) } : nil
-            return NotificationPage(records: try rows.map(Self.record), next: next)
+            var page = NotificationPage(records: [], next: next)
+            // One damaged row (a bad sector, a hand edit) must not hide every other notification.
+            for row in rows {
+                do {
+                    page.records.append(try Self.record(row))
+                } catch {
+                    page.damaged.append(.init(source: row["source_id"], id: row["notification_id"], reason: "\(error)"))
+                }
+            }
+            return page
         }
     }
 
@@ -48,6 +57,15 @@ public struct NotificationCursor: Sendable, Hashable {
 
 public struct NotificationPage: Sendable {
     public var records: [StoredNotification]
+    /// Rows of this page that could not be read back, left out of `records`.
+    public var damaged: [DamagedRecord] = []
     /// Where the next page starts; nil when this page was the last.
     public var next: NotificationCursor?
+}
+
+/// A stored row whose contents no longer decode: which notification, and why.
+public struct DamagedRecord: Sendable, Hashable {
+    public var source: String
+    public var id: String
+    public var reason: String
 }
