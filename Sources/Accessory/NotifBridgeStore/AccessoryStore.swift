@@ -50,7 +50,14 @@ public final class AccessoryStore: Sendable {
     }
 
     /// Closes the database (after a graceful shutdown): a later call on this store throws.
+    /// Everything in the WAL is first copied into the database file and the WAL emptied, so that
+    /// a stopped accessory's store is whole in `accessory.sqlite` alone (a copy of that file is a
+    /// backup). GRDB closes the pool's writer before its readers, and SQLite leaves the WAL in
+    /// place when the last connection to close is a reader, so closing alone did not do this.
     public func close() throws {
+        if database is DatabasePool {
+            _ = try? database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        }
         try database.close()
     }
 
