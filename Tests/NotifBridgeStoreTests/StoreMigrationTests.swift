@@ -11,6 +11,32 @@ import Testing
 /// A store written by an earlier version opens, and every row reads as it did then.
 @Suite("SQLite store migrations")
 struct StoreMigrationTests {
+    /// Such a file used to be adopted and migrated without a word: our tables made inside
+    /// another program's database, or a newer version's store rewritten by an older one.
+    @Test("another program's database, and a store a newer version migrated, are refused untouched", arguments: ["foreign", "newer"])
+    func notOurs(_ kind: String) throws {
+        let directory = try TemporaryDirectory("store-not-ours")
+        defer { directory.remove() }
+        let path = directory.path + "/accessory.sqlite"
+        if kind == "foreign" {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { try $0.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')") }
+            try queue.close()
+        } else {
+            try AccessoryStore(path: path).close()
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')") }
+            try queue.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = #expect(throws: AccessoryStore.NotOurs.self) { try AccessoryStore(path: path) }
+        let expected = kind == "foreign"
+            ? "it is another program's SQLite database (tables notes), not a NotifBridge store; move it away"
+            : "a newer NotifBridge has changed it (migrations v99, which this version does not know); run that version, or a store of this version's own"
+        #expect(error?.description == expected)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
     /// The notification table as v2 left it: an `alerted` flag beside the decision.
     static func writeV2Store(at path: String, rows: [(id: String, alerted: Bool, removed: Bool, decision: String?)]) throws {
         let queue = try DatabaseQueue(path: path)

@@ -22,6 +22,7 @@ public final class AccessoryStore: Sendable {
         self.path = path
         self.retention = retention
         try DurableFile.createPrivate(path)
+        try Self.checkOwnership(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in try Self.syncEveryCommit(db) }
@@ -30,6 +31,38 @@ public final class AccessoryStore: Sendable {
         // so the writer is set again once the pool is open.
         try database.writeWithoutTransaction { db in try Self.syncEveryCommit(db) }
         try Self.migrator.migrate(database)
+    }
+
+    /// A database this store cannot safely take over: another program's, or one a newer
+    /// NotifBridge has migrated past what this one knows.
+    public struct NotOurs: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Refuses a database with tables but no migration record (another program's), or with
+    /// migrations this version does not know (a downgrade). Read-only, before the pool opens:
+    /// opening it switches the file to WAL, which is a write.
+    private static func checkOwnership(_ path: String) throws {
+        guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { return }
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let probe = try DatabaseQueue(path: path, configuration: readOnly)
+        defer { try? probe.close() }
+        try probe.read(checkOwnership)
+    }
+
+    private static func checkOwnership(_ db: Database) throws {
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        guard !tables.isEmpty else { return }
+        guard tables.contains("grdb_migrations") else {
+            let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+            throw NotOurs(description: "it is another program's SQLite database (tables \(shown)), not a NotifBridge store; move it away")
+        }
+        if try migrator.hasBeenSuperseded(db) {
+            let known = Set(migrator.migrations)
+            let unknown = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+            throw NotOurs(description: "a newer NotifBridge has changed it (migrations \(unknown.joined(separator: ", ")), which this version does not know); run that version, or a store of this version's own")
+        }
     }
 
     init(memory: DatabaseQueue, retention: Retention) throws {
