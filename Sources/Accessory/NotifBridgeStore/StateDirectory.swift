@@ -41,7 +41,7 @@ public func prepareStateDirectory(_ path: String) throws(StateDirectoryFailure) 
     guard info.st_mode & S_IFMT == S_IFDIR else { throw failure(path, "exists and is not a directory") }
     let owner = info.st_uid
     guard owner == geteuid() else {
-        throw failure(path, "is owned by uid \(owner), not by this user (uid \(geteuid())); its owner could read or replace the key, so use a directory of your own")
+        throw failure(path, "is owned by uid \(owner), not by this user (uid \(geteuid())); its owner could read or replace the files kept in it, so use a directory of your own")
     }
     let mode = UInt16(info.st_mode & 0o7777)
     guard mode & 0o077 != 0 else { return .kept }
