@@ -206,6 +206,8 @@ struct ExecutableTests {
         (["respond", "list", "--limit", "-1"], "--limit must be at least 1; it was -1"),
         (["accessory", "--max-connections", "-5"], "--max-connections must be 1...1024, not -5"),
         (["phone", "forward", "--title", "x", "--suite", "p256", "--internet-pairing", "/nonexistent-dir/pairing.json"], "--internet-pairing saves the keys of an X-Wing exchange; --suite p256 alone cannot make one (give --suite xwing)"),
+        (["accessory", "--state", "/tmp"], "--state /tmp is a directory other users share (mode 1777), which this command would make its own (0700); give it a directory inside, e.g. /tmp/notifbridge"),
+        (["relay", "serve", "--state", "/tmp"], "--state /tmp is a directory other users share (mode 1777)"),
         (["accessory", "--json", "--display", "4x32"], "--display shapes the terminal's lines; --json prints every field whole: give one or the other"),
         (["accessory", "--commit-window", "-1"], "--commit-window must be 0...100 milliseconds, not -1"),
         (["accessory", "--display", "-4x32"], #"display "-4x32" is not LINESxCOLUMNS"#),

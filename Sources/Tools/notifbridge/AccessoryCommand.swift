@@ -106,7 +106,7 @@ struct AccessoryCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        try checkStateOption(state)
+        try checkStateOption(state, owned: true)
         if json, display != nil { throw ValidationError("--display shapes the terminal's lines; --json prints every field whole: give one or the other") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1 or 0.0.0.0") }
         let relayOptions = [relay, relayId, relayTokenFile].compactMap { $0 }

@@ -102,8 +102,17 @@ enum SuiteOption: String, CaseIterable, ExpressibleByArgument {
 }
 
 /// An empty `--state` would put the key, the store or the socket in the working directory.
-func checkStateOption(_ path: String) throws {
+/// - Parameter owned: the command makes the directory its own (0700), as the accessory and the
+///   relay do; then a directory others share is refused: `--state /tmp` would lock every other
+///   user out of /tmp.
+func checkStateOption(_ path: String, owned: Bool = false) throws {
     guard !path.isEmpty else { throw ValidationError("--state must name a directory") }
+    var info = stat()
+    guard owned, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
+    if info.st_mode & (S_ISVTX | S_IWOTH) != 0 {
+        let mode = String(info.st_mode & 0o7777, radix: 8)
+        throw ValidationError("--state \(path) is a directory other users share (mode \(mode)), which this command would make its own (0700); give it a directory inside, e.g. \((path as NSString).appendingPathComponent("notifbridge"))")
+    }
 }
 
 func defaultStateDirectory() -> String {

@@ -33,7 +33,7 @@ struct RelayCommand: AsyncParsableCommand {
         var postgres: String?
 
         func validate() throws {
-            if postgres == nil { try checkStateOption(state) }
+            if postgres == nil { try checkStateOption(state, owned: true) }
         }
 
         /// Opens the store, runs `body` with it, and closes it.
