@@ -363,6 +363,8 @@ struct RelayServerTests {
             try store.register(accessory: Self.accessory, inbox: newInbox, post: Self.post)
             let close = try await older.value
             #expect(close?.closeCode == WebSocketErrorCode.policyViolation)
+            // The accessory learns why, not only a code.
+            #expect(close?.reason == "the inbox token was replaced (relay register); connect with the new one")
             await #expect(throws: (any Error).self) {
                 _ = try await Self.readInbox(client, count: 1) { _ in [] }
             }

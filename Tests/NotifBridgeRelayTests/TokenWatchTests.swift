@@ -13,6 +13,16 @@ import Testing
 /// The open inboxes' tokens are checked together: one store lookup a pass for all of them, and
 /// no per-inbox query once they are open.
 @Suite struct TokenWatchTests {
+    /// RFC 6455 allows 123 bytes of reason in a close frame; a longer one is cut at a character.
+    @Test("a close reason is at most 123 bytes, cut between characters", arguments: [61, 62, 200])
+    func closeReasonLength(characters: Int) {
+        let text = String(repeating: "é", count: characters)  // two bytes each
+        let reason = InboxConnection.Ending.goingAway(text).closeReason
+        #expect(reason.utf8.count == min(2 * characters, 122))
+        #expect(text.hasPrefix(reason))
+        #expect(InboxConnection.Ending.refused(RelayError(.malformed, "short")).closeReason == "short")
+    }
+
     @Test("three open inboxes: each pass is one lookup naming all three, and nothing asks per inbox")
     func onePassOneLookup() async throws {
         let directory = try TemporaryDirectory("relay-token-watch")

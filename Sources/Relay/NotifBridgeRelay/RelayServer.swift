@@ -237,7 +237,7 @@ public struct RelayServer: Sendable {
                         gate.pass(id, .connections) {
                             logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])
                         }
-                        try await outbound.close(ending.closeCode, reason: nil)
+                        try await outbound.close(ending.closeCode, reason: ending.closeReason)
                     }
                 }
             }
@@ -280,6 +280,21 @@ extension InboxConnection.Ending {
         case .refused: .policyViolation
         case .goingAway: .goingAway
         }
+    }
+
+    /// A close frame's reason is at most 123 bytes (RFC 6455 §5.5): the detail, cut at a
+    /// character, so that the accessory can say why ("the inbox token was replaced …").
+    var closeReason: String {
+        let text = switch self {
+        case .refused(let error): error.detail
+        case .goingAway(let why): why
+        }
+        var cut = ""
+        for character in text {
+            guard cut.utf8.count + character.utf8.count <= 123 else { break }
+            cut.append(character)
+        }
+        return cut
     }
 }
 

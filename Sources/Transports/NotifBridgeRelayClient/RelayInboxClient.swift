@@ -108,7 +108,9 @@ public struct RelayInboxClient: Sendable {
             let carried = Carried()
             do {
                 let close = try await connectOnce(token: token, onEvent: onEvent, receive: receive, carried: carried)
-                reason = close.map { "the relay closed the inbox (\($0.closeCode))" }
+                reason = close.map { frame in
+                    frame.reason.flatMap { $0.isEmpty ? nil : "the relay closed the inbox: \($0)" } ?? "the relay closed the inbox (\(frame.closeCode))"
+                }
                     ?? "the inbox connection ended without a close from the relay (the connection dropped, or a ping went unanswered for \(configuration.pingInterval))"
             } catch let declined as InboxChannel.Declined {
                 reason = await refusal(declined.status, token: token)
