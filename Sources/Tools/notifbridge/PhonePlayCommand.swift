@@ -41,6 +41,7 @@ extension PhoneCommand {
         @Option(parsing: .unconditional, help: "Seconds to wait for the key exchange and for receipts.") var timeout: Double = 15
 
         func validate() throws {
+            if restartCommand?.trimmingCharacters(in: .whitespaces).isEmpty == true { throw ValidationError("--restart-command is empty; give the shell command that restarts the accessory") }
             if spawn, state != nil || restartCommand != nil {
                 throw ValidationError("--spawn starts its own accessory; --state and --restart-command are for a running one")
             }

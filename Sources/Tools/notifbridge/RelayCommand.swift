@@ -120,6 +120,8 @@ struct RelayCommand: AsyncParsableCommand {
         func validate() throws {
             let given = [apnsKey, apnsKeyId, apnsTeamId].compactMap { $0 }
             guard given.isEmpty || given.count == 3 else { throw ValidationError("--apns-key, --apns-key-id and --apns-team-id go together") }
+            if apnsCa != nil, apnsKey == nil { throw ValidationError("--apns-ca is for APNs, which needs --apns-key, --apns-key-id and --apns-team-id") }
+            guard !host.isEmpty else { throw ValidationError("--host must name an address to listen on, e.g. 127.0.0.1 or 0.0.0.0") }
             guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a TCP port (0...65535)") }
             guard apnsEndpoint.hasPrefix("https://") else { throw ValidationError("--apns-endpoint must start with https://") }
             guard (1...Self.maxConnectionsLimit).contains(maxConnections) else {

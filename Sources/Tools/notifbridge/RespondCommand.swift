@@ -23,6 +23,14 @@ struct RespondCommand: AsyncParsableCommand {
     struct Notification: ParsableArguments {
         @Argument(help: "Source app bundle identifier, e.g. com.apple.MobileSMS.") var source: String
         @Argument(help: "Notification identifier.") var id: String
+
+        /// No stored notification has a longer one (docs/PROTOCOL.md §7); said here by name,
+        /// before the request is refused as one overlong line.
+        func validate() throws {
+            for (name, value) in [("source", source), ("notification identifier", id)] where value.utf8.count > ContentLimits.maxIdentifierLength {
+                throw ValidationError("the \(name) is \(value.utf8.count) bytes; a stored one is at most \(ContentLimits.maxIdentifierLength)")
+            }
+        }
     }
 
     static func send(_ request: ControlRequest, state: String) async throws {
