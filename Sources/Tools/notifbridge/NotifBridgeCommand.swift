@@ -5,6 +5,11 @@ import NIOCore
 import NIOPosix
 import NotifBridgeCrypto
 import NotifBridgeDisplay
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @main
 struct NotifBridgeCommand: AsyncParsableCommand {
