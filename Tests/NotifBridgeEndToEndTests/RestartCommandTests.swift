@@ -1,10 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import NotifBridgeTestSupport
-import Subprocess
-import SystemPackage
 import Testing
 
 /// `phone play --restart-command` against an accessory the user runs: the obvious command starts
@@ -34,19 +29,25 @@ struct RestartCommandTests {
         defer { directory.remove() }
         let state = directory.path + "/state", pidFile = directory.path + "/accessory.pid", log = directory.path + "/accessory.log"
         let port = try Self.freePort()
-        // Starts one accessory in the background and records its process ID; the restart command
-        // stops the recorded one first and waits until it has gone.
-        let start = "\"\(executable)\" accessory --state \"\(state)\" --port \(port) >> \"\(log)\" 2>&1 & echo $! > \"\(pidFile)\""
+        // The first accessory is this test's own child; each restart stops the one whose process
+        // ID the file holds, waits until it has gone, and starts the next in the background.
+        let arguments = ["accessory", "--state", state, "--port", "\(port)"]
+        let start = "\"\(executable)\" " + arguments.map { "\"\($0)\"" }.joined(separator: " ") + " >> \"\(log)\" 2>&1 & echo $! > \"\(pidFile)\""
         let restart = "pid=$(cat \"\(pidFile)\"); kill $pid; while kill -0 $pid 2>/dev/null; do sleep 0.05; done; " + start
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: executable)
+        first.arguments = arguments
+        FileManager.default.createFile(atPath: log, contents: nil)
+        first.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        try Data("\(first.processIdentifier)\n".utf8).write(to: URL(fileURLWithPath: pidFile))
         defer {
+            if first.isRunning { first.terminate() }
             if let pid = try? String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), let number = Int32(pid) {
                 kill(number, SIGTERM)
             }
         }
-        // Through swift-subprocess, as play runs the restart: Foundation's `Process` waits for a
-        // socket that the backgrounded accessory would inherit, and so for ever.
-        let launcher = try await Subprocess.run(.path("/bin/sh"), arguments: ["-c", start], output: .discarded)
-        #expect(launcher.terminationStatus == .exited(0))
         try await TestWait.until("the accessory to listen") { FileManager.default.fileExists(atPath: state + "/control.sock") }
 
         let scenario = TestFixtures.scenarios.appendingPathComponent("accessory-restart.yaml").path

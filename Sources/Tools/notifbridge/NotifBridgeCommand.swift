@@ -5,11 +5,6 @@ import NIOCore
 import NIOPosix
 import NotifBridgeCrypto
 import NotifBridgeDisplay
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 @main
 struct NotifBridgeCommand: AsyncParsableCommand {
@@ -112,10 +107,14 @@ enum SuiteOption: String, CaseIterable, ExpressibleByArgument {
 ///   user out of /tmp.
 func checkStateOption(_ path: String, owned: Bool = false) throws {
     guard !path.isEmpty else { throw ValidationError("--state must name a directory") }
-    var info = stat()
-    guard owned, stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
-    if info.st_mode & (S_ISVTX | S_IWOTH) != 0 {
-        let mode = String(info.st_mode & 0o7777, radix: 8)
+    // FileManager's attributes, not stat(2)'s fields: in this target a clean build resolves
+    // `stat` through another module's view of the C headers and refuses its fields.
+    let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    guard owned, let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
+          attributes[.type] as? FileAttributeType == .typeDirectory,
+          let permissions = attributes[.posixPermissions] as? Int else { return }
+    if permissions & 0o1002 != 0 {
+        let mode = String(permissions & 0o7777, radix: 8)
         throw ValidationError("--state \(path) is a directory other users share (mode \(mode)), which this command would make its own (0700); give it a directory inside, e.g. \((path as NSString).appendingPathComponent("notifbridge"))")
     }
 }
