@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import NotifBridgeControl
 import NotifBridgeTCP
+import Synchronization
 
 typealias ControlChannel = NIOAsyncChannel<Result<String, ControlLineTooLong>, String>
 
@@ -93,12 +94,13 @@ public enum ControlClient {
         onNotification: (ListedNotification) throws -> Void = { _ in }
     ) async throws -> ControlReply {
         let channel: ControlChannel
+        let silence = SilenceCloser()
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: TimeAmount(replyTimeout)))
-                        try channel.pipeline.syncOperations.addHandler(SilenceCloser())
+                        try channel.pipeline.syncOperations.addHandler(silence)
                         return try ControlSocket.wrap(channel, maxLineLength: maxControlReplyLineLength, what: "control reply line")
                     }
                 }
@@ -118,21 +120,27 @@ public enum ControlClient {
                 }
                 throw Unavailable(path: socketPath, reason: "the accessory closed the connection before its reply ended")
             }
-        } catch is SilenceCloser.Silent {
+        } catch where silence.fired {
             throw NoAnswer(path: socketPath, timeout: replyTimeout)
         }
     }
 
-    /// Ends the reply with ``Silent`` when `IdleStateHandler` reports no read in time.
+    /// Closes the channel when `IdleStateHandler` reports no read in time, and remembers it:
+    /// the send then fails with whatever the closed channel gives it (the reply's end, or a
+    /// request written too late), and all of those mean the peer did not answer.
     private final class SilenceCloser: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
         struct Silent: Error {}
+        private let silenced = Atomic(false)
+
+        var fired: Bool { silenced.load(ordering: .acquiring) }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
             guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
                 context.fireUserInboundEventTriggered(event)
                 return
             }
+            silenced.store(true, ordering: .releasing)
             context.fireErrorCaught(Silent())
             context.close(promise: nil)
         }
