@@ -197,6 +197,7 @@ struct ExecutableTests {
         (["phone", "send", "--linger", "3600.5", "/nonexistent.json"], "--linger must be 0...3600 seconds, not 3600.5"),
         (["phone", "send", "--linger", "3600", "/nonexistent.json"], "cannot read /nonexistent.json: No such file or directory"),
         (["phone", "forward", "--file", "/nonexistent.json", "--op", "remove", "--id", "x"], "--op, --id build one operation from flags, which --file replaces"),
+        (["phone", "forward", "--file", "/nonexistent.json", "--source", "com.a"], "--source builds one operation from flags, which --file replaces"),
         (["phone", "forward", "--id", "", "--title", "x"], "--id must not be empty"),
         (["accessory", "--host", ""], "--host must name an address to listen on"),
         // A negative number after the option is its value, not an option of its own.
@@ -246,6 +247,28 @@ struct ExecutableTests {
         let run = try Self.run(arguments)
         #expect(run.status != 0)
         #expect(run.errors.contains(message), "\(run.errors)")
+    }
+
+    /// `forward` is `phone`'s default subcommand, so every word after `phone` that is not a
+    /// subcommand lands in it: each mistake is named as itself, as a usage error, and nothing
+    /// connects (port 1 would say so).
+    @Test("phone: a subcommand after an option, a misspelt option, a stray word and empty texts are named", arguments: [
+        (["phone", "--port", "1", "send", "x.json"], "'send' is a subcommand of phone, and only comes right after it: notifbridge phone send [options]"),
+        (["phone", "--title", "x", "--port", "1", "play", "s.yaml"], "'play' is a subcommand of phone"),
+        (["phone", "--titel", "x", "--port", "1"], "Unknown option '--titel'. Did you mean '--title'?"),
+        (["phone", "--title", "x", "--port", "1", "bogus"], "unexpected argument 'bogus': forward takes options only"),
+        (["phone", "--port", "1"], "give --file, or a --title and/or --body that is not empty, for an add"),
+        (["phone", "forward", "--title", "", "--port", "1"], "give --file, or a --title and/or --body that is not empty, for an add"),
+        (["phone", "forward", "--op", "update", "--id", "a", "--title", "", "--body", "", "--port", "1"], "a --title and/or --body that is not empty, for an update"),
+        (["phone", "forward", "--source", "", "--title", "x", "--port", "1"], "--source must name the app"),
+        (["phone", "send", "--source", "", "--port", "1", "/nonexistent.json"], "--source must name the app"),
+        (["phone", "send", "--id", "", "--port", "1", "/nonexistent.json"], "--id must not be empty"),
+    ])
+    func phoneWordMistakes(arguments: [String], message: String) throws {
+        let run = try Self.run(arguments)
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.contains(message), "\(run.errors)")
+        #expect(run.errors.contains("Usage: notifbridge phone "), "\(run.errors)")
     }
 
     /// The relay's files are read before the daemon starts: a wrong one stops the start with a

@@ -184,8 +184,9 @@ struct Forward: AsyncParsableCommand {
     @Option(help: "JSON file with the operations to forward.") var file: String?
 
     @Option(help: "Operation built from flags: add (the default), update, remove or remove-all.") var op: Operation?
-    @Option(help: "Source app bundle identifier.") var source: String = "com.apple.MobileSMS"
-    @Option(help: "Source app display name.") var sourceName: String = "Messages"
+    // Optional, so that --file can refuse them when given; the defaults are applied when built.
+    @Option(help: "Source app bundle identifier (com.apple.MobileSMS if not given).") var source: String?
+    @Option(help: "Source app display name (Messages if not given).") var sourceName: String?
     @Option(help: "Notification identifier (unique within the source). An add without it gets a new one; update and remove need it.") var id: String?
     // Unconditional: a text may begin with "-" ("-5 min late"), and then it is still the text.
     @Option(parsing: .unconditional) var title: String?
@@ -206,28 +207,59 @@ struct Forward: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    /// Words no option took. `forward` is `phone`'s default, so `phone --port 7000 send x.json`
+    /// lands here with "send" among them; caught here, they are named instead of the missing
+    /// --title being reported.
+    @Argument(help: .hidden) var stray: [String] = []
+
     func validate() throws {
+        if let word = stray.first, let subcommand = phoneSubcommands.first(where: { $0.configuration.commandName == word }) {
+            throw ValidationError(
+                "'\(word)' is a subcommand of phone, and only comes right after it: notifbridge phone \(word) [options]"
+                    + " (phone's own options, such as --port, go after the subcommand)"
+            )
+        }
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be above 0 and at most 600") }
         try Self.check(linger: linger)
         try relayTarget.validate(for: target)
+        if source?.isEmpty == true { throw ValidationError("--source must name the app (a bundle identifier such as com.apple.MobileSMS)") }
         if file != nil {
-            let given = [("--op", op != nil), ("--id", id != nil), ("--title", title != nil), ("--subtitle", subtitle != nil), ("--body", body != nil), ("--thread", thread != nil), ("--silent", silent)]
+            let given = [("--op", op != nil), ("--source", source != nil), ("--source-name", sourceName != nil), ("--id", id != nil), ("--title", title != nil), ("--subtitle", subtitle != nil), ("--body", body != nil), ("--thread", thread != nil), ("--silent", silent)]
             let flags = given.filter(\.1).map(\.0)
             guard flags.isEmpty else {
-                throw ValidationError("\(flags.joined(separator: ", ")) build one operation from flags, which --file replaces: give one or the other")
+                throw ValidationError("\(flags.joined(separator: ", ")) \(flags.count == 1 ? "builds" : "build") one operation from flags, which --file replaces: give one or the other")
             }
         }
         if let id, id.isEmpty { throw ValidationError("--id must not be empty (leave it out for a new one)") }
         let op = op ?? .add
-        if file == nil, op == .add || op == .update, title == nil, body == nil {
-            throw ValidationError("give --file, or --title and/or --body for an \(op.rawValue)")
-        }
         if file == nil, op == .update || op == .remove, id == nil {
             throw ValidationError("--op \(op.rawValue) needs --id, the notification to \(op.rawValue)")
         }
     }
 
+    /// Checked after parsing, not in `validate()`: ArgumentParser validates before it reports an
+    /// unknown option, so `--titel x` would otherwise be told to give --title.
+    func checkSomethingToSend() throws {
+        if !stray.isEmpty {
+            throw ValidationError("unexpected argument\(stray.count == 1 ? "" : "s") \(stray.map { "'\($0)'" }.joined(separator: " ")): forward takes options only")
+        }
+        let op = op ?? .add
+        if file == nil, op == .add || op == .update, (title ?? "").isEmpty, (body ?? "").isEmpty {
+            throw ValidationError("give --file, or a --title and/or --body that is not empty, for an \(op.rawValue)")
+        }
+    }
+
     func run() async throws {
+        do { try checkSomethingToSend() } catch {
+            // As ArgumentParser reports validate()'s errors; from run() it would show the root's usage.
+            FileHandle.standardError.write(Data("""
+                Error: \(error)
+                Usage: notifbridge phone forward <options>
+                  See 'notifbridge phone forward --help' for more information.
+
+                """.utf8))
+            throw ExitCode.validationFailure
+        }
         _ = common.makeLogger("notifbridge.phone")
         let operations = try loadOperations()
         try target.checkInternetPairingPath()
@@ -267,7 +299,8 @@ struct Forward: AsyncParsableCommand {
             return try OperationFile.read([HostOperation].self, path: file, option: "--file")
         }
         let id = id ?? UUID().uuidString
-        var notification = HostNotification(source: source, id: id, sourceName: sourceName, title: title, subtitle: subtitle, body: body, thread: thread)
+        let source = source ?? "com.apple.MobileSMS"
+        var notification = HostNotification(source: source, id: id, sourceName: sourceName ?? "Messages", title: title, subtitle: subtitle, body: body, thread: thread)
         notification.deliveryDate = nil
         switch op ?? .add {
         case .add: return [.add(notification, silent ? HostAlerting(shouldAlert: false, sound: nil) : .standard)]

@@ -38,6 +38,8 @@ extension PhoneCommand {
 
         func validate() throws {
             if id != nil, files.count > 1 { throw ValidationError("--id names one notification; give one file with it") }
+            if let id, id.isEmpty { throw ValidationError("--id must not be empty (leave it out for a new one)") }
+            if source.isEmpty { throw ValidationError("--source must name the app (a bundle identifier such as com.example.app)") }
             try Forward.check(linger: linger)
             guard serviceExtensionDeadline > 0, serviceExtensionDeadline <= Self.maxDeadlineSeconds else {
                 throw ValidationError("--service-extension-deadline must be more than 0 and at most \(Int(Self.maxDeadlineSeconds)) seconds")
