@@ -200,6 +200,11 @@ struct ExecutableTests {
         (["phone", "forward", "--file", "/nonexistent.json", "--source", "com.a"], "--source builds one operation from flags, which --file replaces"),
         (["phone", "forward", "--id", "", "--title", "x"], "--id must not be empty"),
         (["accessory", "--host", ""], "--host must name an address to listen on"),
+        (["accessory", "--service-name", String(repeating: "n", count: 64)], "--service-name is 64 bytes; a DNS-SD instance name is at most 63"),
+        (["accessory", "--service-name", String(repeating: "n", count: 63), "--state", ""], "--state must name a directory"),
+        (["accessory", "--service-name", ""], "--service-name must not be empty"),
+        (["accessory", "--service-name", "a\tb"], "--service-name must not hold control characters"),
+        (["phone", "--transport", "lan", "--service-name", String(repeating: "é", count: 32), "--title", "x"], "--service-name is 64 bytes; a DNS-SD instance name is at most 63"),
         // A negative number after the option is its value, not an option of its own.
         (["accessory", "--port", "-1"], "--port -1 is not a TCP port (0...65535)"),
         (["phone", "forward", "--title", "x", "--port", "-1"], "--port -1 is not a TCP port an accessory listens on (1...65535)"),

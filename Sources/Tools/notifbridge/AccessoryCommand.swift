@@ -117,6 +117,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         if relayCa != nil, relay.map({ $0.lowercased().hasPrefix("wss://") }) != true {
             throw ValidationError("--relay-ca is for a wss:// --relay")
         }
+        try LocalNetwork.checkServiceName(serviceName)
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }

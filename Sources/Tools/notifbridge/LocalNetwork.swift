@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Logging
 import NotifBridgeAccessory
@@ -12,6 +13,21 @@ import NotifBridgeDNSSD
 /// The local-network transport in the command line: the accessory announces its TCP listener
 /// with DNS-SD, and the simulated iPhone finds it (docs/PROTOCOL.md §2.3).
 enum LocalNetwork {
+    /// A --service-name given by hand is taken whole or refused: announced, it would be cut to one
+    /// DNS label, and a phone looking for the whole name would never find it.
+    static func checkServiceName(_ name: String?) throws {
+        #if canImport(NotifBridgeDNSSD)
+        guard let name else { return }
+        guard !name.isEmpty else { throw ValidationError("--service-name must not be empty (leave it out for \"\(defaultServiceName)\")") }
+        guard name.utf8.count <= NotifBridgeService.maxNameBytes else {
+            throw ValidationError("--service-name is \(name.utf8.count) bytes; a DNS-SD instance name is at most \(NotifBridgeService.maxNameBytes)")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ValidationError("--service-name must not hold control characters")
+        }
+        #endif
+    }
+
     /// "NotifBridge on <host name>", the instance name when --service-name is not given.
     static var defaultServiceName: String {
         var buffer = [CChar](repeating: 0, count: 256)

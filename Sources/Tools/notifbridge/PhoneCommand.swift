@@ -51,6 +51,7 @@ struct PhoneTarget: ParsableArguments {
         guard discoveryTimeout > 0, discoveryTimeout <= 120 else {
             throw ValidationError("--discovery-timeout must be above 0 and at most 120 seconds, not \(discoveryTimeout)")
         }
+        try LocalNetwork.checkServiceName(serviceName)
     }
 
     /// Before connecting: a --internet-pairing path that holds something other than a pairing
