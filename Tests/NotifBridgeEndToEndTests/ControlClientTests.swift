@@ -31,6 +31,21 @@ struct ControlClientTests {
         #expect(ContinuousClock.now - started < .seconds(20), "reported, not waited out")
     }
 
+    /// NIO named only its error type, `unixDomainSocketPathTooLong`.
+    @Test("a socket path one byte past the limit is refused by its length", arguments: [0, 1])
+    func socketPathLength(pastLimit: Int) async throws {
+        let length = AccessoryConfiguration.maxSocketPathLength + pastLimit
+        let path = "/nonexistent-" + String(repeating: "s", count: length - 13)
+        await #expect {
+            _ = try await ControlClient.send(ControlRequest(op: .list), socketPath: path)
+        } throws: { error in
+            let text = "\(error)"
+            return length > AccessoryConfiguration.maxSocketPathLength
+                ? text.contains("(the path is 104 bytes, and a Unix socket path is at most 103)")
+                : text.contains("(No such file or directory (errno 2))")
+        }
+    }
+
     @Test("a refused permission is not a missing accessory", arguments: [
         (EACCES, "not allowed to use the control socket /s (Permission denied): only the user the accessory runs as may; run this as that user"),
         (ENOENT, "no accessory is listening on /s (No such file or directory (errno 2)); is `notifbridge accessory` running with this --state?"),

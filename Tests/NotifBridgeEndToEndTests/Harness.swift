@@ -53,9 +53,16 @@ struct RunningAccessory {
             logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let task = Task { try await daemon.run(daemon.tcpSource(onListening: { continuation.yield($0) }), internet: internet) }
+        let task = Task {
+            // A run that ends before it listens ends the wait for the port too.
+            defer { continuation.finish() }
+            try await daemon.run(daemon.tcpSource(onListening: { continuation.yield($0) }), internet: internet)
+        }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw HostFailure(description: "accessory did not start") }
+        guard let port = await iterator.next() else {
+            try await task.value
+            throw HostFailure(description: "accessory did not start")
+        }
         return RunningAccessory(daemon: daemon, presenter: presenter, port: port, task: task)
     }
 

@@ -21,8 +21,9 @@ public struct AccessoryConfiguration: Sendable {
 
     /// The most a commit may wait for more events.
     public static let maxCommitWindow = Duration.milliseconds(100)
-    /// `sun_path` is 108 bytes on Linux, one of them the terminating NUL.
-    public static let maxSocketPathLength = 107
+    /// NIO takes Unix socket paths of at most 103 bytes on every platform (Darwin's `sun_path`
+    /// holds 104 with the NUL; Linux's holds 108).
+    public static let maxSocketPathLength = 103
 
     public init(
         stateDirectory: String,

@@ -93,6 +93,13 @@ public enum ControlClient {
         replyTimeout: Duration = ControlClient.replyTimeout,
         onNotification: (ListedNotification) throws -> Void = { _ in }
     ) async throws -> ControlReply {
+        // NIO would name only its error type; the accessory refuses such a --state, so none listens.
+        guard socketPath.utf8.count <= AccessoryConfiguration.maxSocketPathLength else {
+            throw Unavailable(
+                path: socketPath,
+                reason: "the path is \(socketPath.utf8.count) bytes, and a Unix socket path is at most \(AccessoryConfiguration.maxSocketPathLength)"
+            )
+        }
         let channel: ControlChannel
         let silence = SilenceCloser()
         do {
