@@ -118,6 +118,10 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw ValidationError("--relay-ca is for a wss:// --relay")
         }
         try LocalNetwork.checkServiceName(serviceName)
+        if let dashboard, transport == .tcp, dashboard.port != 0, dashboard.port == port, dashboard.overlaps(host: host) {
+            // Otherwise the dashboard binds first, and the link's failure ends both.
+            throw ValidationError("--dashboard \(hostAndPort(dashboard.host, dashboard.port)) and the link's --host \(host) --port \(port) are one address: give the dashboard another port")
+        }
         guard transport != .lan else {
             throw ValidationError("--transport lan is the iPhone's; the accessory serves the local network with --transport tcp and a non-loopback --host, and announces itself")
         }
@@ -337,6 +341,13 @@ func requireDBus() throws {
 struct DashboardAddress {
     var host: String
     var port: Int
+
+    /// Whether a listener on `host` and the same port would collide with this one: the same
+    /// host, `::` (every address, of both families on Linux), or `0.0.0.0` and an IPv4 address.
+    func overlaps(host other: String) -> Bool {
+        func coversIPv4(_ wildcard: String, _ address: String) -> Bool { wildcard == "0.0.0.0" && !address.contains(":") }
+        return host == other || host == "::" || other == "::" || coversIPv4(host, other) || coversIPv4(other, host)
+    }
 
     /// The address, or a ValidationError that ArgumentParser shows after "The value … is
     /// invalid", so that the person learns which part is wrong.
