@@ -152,6 +152,12 @@ struct DashboardBrowserTests {
                 try await forward(.add(Self.message("m2", title: "anna", body: "Running late"), .standard))
                 try await page.waitUntil("the new match", #"document.querySelector('#list .item[data-key="com.apple.MobileSMS/m2"]') !== null"#)
                 #expect(try await page.evaluate("document.querySelectorAll('#list .item').length") as? Int == 2)
+
+                // Sign out: the login page, and the list stays closed to this browser.
+                try await page.click("header .signout button")
+                try await page.waitUntil("the login page", "document.querySelector('main.login') !== null")
+                try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(dashboardPort)/"])
+                try await page.waitUntil("the login page again", "document.querySelector('main.login') !== null && document.getElementById('list') === null")
             }
         }
     }

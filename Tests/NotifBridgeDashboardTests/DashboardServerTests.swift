@@ -87,7 +87,8 @@ struct DashboardServerTests {
         }
     }
 
-    @Test("The login sets an HttpOnly, SameSite=Strict cookie that opens the pages; a wrong token does not")
+    /// The cookie used to hold the token itself, so a leaked cookie opened the dashboard for good.
+    @Test("The login sets an HttpOnly, SameSite=Strict cookie naming a session, not the token; it opens the pages; a wrong token does not")
     func login() async throws {
         try await Self.withDashboard { running in
             let wrong = try await Self.request(running, "/login?token=nope")
@@ -96,10 +97,35 @@ struct DashboardServerTests {
             #expect(right.status == 303)
             let cookie = try #require(right.headers["Set-Cookie"].first)
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+            #expect(cookie.contains("Max-Age=\(DashboardSessions.lifetime.components.seconds)"))
+            #expect(!cookie.contains(running.token.value))
             let value = try #require(cookie.split(separator: ";").first.map(String.init))
             #expect(try await Self.request(running, "/", headers: [("Cookie", value)]).status == 200)
+            let tokenAsCookie = "\(DashboardGuard.cookieName)=\(running.token.value)"
+            #expect(try await Self.request(running, "/chart", headers: [("Cookie", tokenAsCookie)]).status == 401)
             let posted = try await Self.request(running, "/login", method: .POST, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "token=\(running.token.value)")
             #expect(posted.status == 303)
+            let second = try #require(posted.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init))
+            #expect(second != value, "each login opens a session of its own")
+        }
+    }
+
+    @Test("Sign out ends that session only and clears its cookie; without a session or the token it is refused")
+    func logout() async throws {
+        try await Self.withDashboard { running in
+            func signIn() async throws -> String {
+                let response = try await Self.request(running, "/login?token=\(running.token.value)")
+                return try #require(response.headers["Set-Cookie"].first?.split(separator: ";").first.map(String.init))
+            }
+            let mine = try await signIn(), other = try await signIn()
+            #expect(try await Self.request(running, "/chart", headers: [("Cookie", mine)]).status == 200)
+            // What Chromium sends from the page's form: the page's Referrer-Policy makes it "null".
+            let out = try await Self.request(running, "/logout", method: .POST, headers: [("Cookie", mine), ("Origin", "null")])
+            #expect(out.status == 303 && out.headers["Location"].first == "/login")
+            #expect(out.headers["Set-Cookie"].first?.contains("Max-Age=0") == true)
+            #expect(try await Self.request(running, "/chart", headers: [("Cookie", mine)]).status == 401)
+            #expect(try await Self.request(running, "/chart", headers: [("Cookie", other)]).status == 200)
+            #expect(try await Self.request(running, "/logout", method: .POST).status == 401)
         }
     }
 

@@ -6,7 +6,7 @@ enum DashboardAssets {
         :root { color-scheme: light dark; --accent: #0a7cff; --muted: #777; --alert: #e8590c; }
         body { font: 15px/1.4 system-ui, sans-serif; margin: 0; }
         header { display: flex; align-items: baseline; gap: 1em; padding: .6em 1em; border-bottom: 1px solid #8884; }
-        header h1 { font-size: 1.2em; margin: 0; } header a { color: inherit; text-decoration: none; }
+        header h1 { font-size: 1.2em; margin: 0; } header a { color: inherit; text-decoration: none; } header .signout { margin-left: auto; }
         .live { color: var(--muted); font-size: .85em; } .live.on { color: #2b8a3e; }
         main { padding: 1em; } .columns { display: grid; grid-template-columns: minmax(0, 2fr) minmax(16em, 1fr); gap: 1.5em; }
         @media (max-width: 800px) { .columns { grid-template-columns: 1fr; } }

@@ -8,8 +8,8 @@ import HTTPTypes
 import Hummingbird
 import NotifBridgeWebServing
 
-/// Lets a request through only with the dashboard's token: the session cookie the login sets,
-/// or `Authorization: Bearer`. On loopback it also refuses a Host header that is not a loopback
+/// Lets a request through only with the dashboard's token, or a session the token opened: the
+/// cookie the login sets names a session (``DashboardSessions``), never the token itself. On loopback it also refuses a Host header that is not a loopback
 /// name, so a web page that rebinds its own name to 127.0.0.1 cannot reach the dashboard even
 /// before the token stops it.
 struct DashboardGuard: RouterMiddleware {
@@ -18,6 +18,7 @@ struct DashboardGuard: RouterMiddleware {
     let token: DashboardToken
     let tokenPath: String
     let loopbackOnly: Bool
+    let sessions: DashboardSessions
 
     static let cookieName = "notifbridge_dashboard"
     /// Reachable without the token: the login itself and the stylesheet it uses.
@@ -37,7 +38,7 @@ struct DashboardGuard: RouterMiddleware {
     }
 
     func authorized(_ request: Request) -> Bool {
-        if let cookie = request.cookies[Self.cookieName], token.matches(Substring(cookie.value)) { return true }
+        if let cookie = request.cookies[Self.cookieName], sessions.isOpen(Substring(cookie.value)) { return true }
         if let bearer = request.bearerToken { return token.matches(bearer) }
         return false
     }
@@ -93,14 +94,25 @@ struct DashboardGuard: RouterMiddleware {
         DashboardServer.html(DashboardTemplates.render(LoginPage(tokenPath: tokenPath, failed: failed), "login"), status: status)
     }
 
-    /// With the right token, sets the session cookie (HttpOnly, SameSite=Strict) and goes to the
-    /// list; with a wrong one, shows the login again.
+    /// With the right token, opens a session, sets its cookie (HttpOnly, SameSite=Strict, for the
+    /// session's lifetime) and goes to the list; with a wrong one, shows the login again.
     func login(token candidate: String?) throws -> Response {
         guard let candidate, token.matches(Substring(candidate)) else {
             return loginPage(failed: candidate != nil, status: .unauthorized)
         }
         var response = Response(status: .seeOther, headers: [.location: "/"])
-        response.setCookie(Cookie(name: Self.cookieName, value: token.value, path: "/", httpOnly: true, sameSite: .strict))
+        let maxAge = Int(DashboardSessions.lifetime.components.seconds)
+        response.setCookie(Cookie(name: Self.cookieName, value: sessions.open(), maxAge: maxAge, path: "/", httpOnly: true, sameSite: .strict))
+        return response
+    }
+
+    /// Ends the browser's session, clears its cookie and shows the login. The page's form sends
+    /// `Origin: null` (its Referrer-Policy is no-referrer), so no origin is checked: another
+    /// site's page cannot send the SameSite=Strict cookie, and without it the guard refuses.
+    func logout(_ request: Request) throws -> Response {
+        if let cookie = request.cookies[Self.cookieName] { sessions.close(Substring(cookie.value)) }
+        var response = Response(status: .seeOther, headers: [.location: "/login"])
+        response.setCookie(Cookie(name: Self.cookieName, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
         return response
     }
 }

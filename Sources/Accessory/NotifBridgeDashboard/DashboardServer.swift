@@ -25,7 +25,8 @@ import ServiceLifecycle
 /// GET  /chart                   the per-hour chart, as a fragment of the list page
 /// POST /respond                 {"op":"action|reply|dismiss|clear","source","id","action","text"}, as `notifbridge respond`
 /// GET  /live                    WebSocket: {"kind":"notification|removedAll|state", …, "html"}
-/// GET  /login?token=T           sets the session cookie; POST /login takes the token from a form
+/// GET  /login?token=T           opens a session and sets its cookie; POST /login takes the token from a form
+/// POST /logout                  ends the session
 /// ```
 public struct DashboardServer: Sendable {
     public struct Configuration: Sendable {
@@ -65,7 +66,7 @@ public struct DashboardServer: Sendable {
         policyText = (try? encoder.encode(policy)).map { String(decoding: $0, as: UTF8.self) } ?? "(cannot be shown)"
         self.respond = respond
         self.hub = hub
-        guardian = DashboardGuard(token: token, tokenPath: tokenPath, loopbackOnly: TCPLink.isLoopback(configuration.host))
+        guardian = DashboardGuard(token: token, tokenPath: tokenPath, loopbackOnly: TCPLink.isLoopback(configuration.host), sessions: DashboardSessions())
         self.configuration = configuration
         self.logger = logger
         self.now = now
@@ -86,6 +87,7 @@ public struct DashboardServer: Sendable {
             let token = form.split(separator: "&").first { $0.hasPrefix("token=") }.map { String($0.dropFirst(6)).removingPercentEncoding ?? "" }
             return try guardian.login(token: token)
         }
+        router.post("/logout") { request, _ in try guardian.logout(request) }
         router.get("/") { request, _ in try listPage(request) }
         router.get("/notification") { request, _ in try detailPage(request) }
         router.get("/chart") { _, _ in try chart() }

@@ -34,7 +34,7 @@ enum DashboardTemplates {
 
     private static let list = """
         {{> head}}
-        <body><header><h1>NotifBridge</h1><span id="live" class="live">connecting…</span></header>
+        <body><header><h1>NotifBridge</h1><span id="live" class="live">connecting…</span><form class="signout" method="post" action="/logout"><button type="submit">Sign out</button></form></header>
         <main class="columns">
         <section class="notifications">
         <form class="filter" method="get" action="/">
@@ -84,7 +84,7 @@ enum DashboardTemplates {
 
     private static let detail = """
         {{> head}}
-        <body><header><h1><a href="/">NotifBridge</a></h1><span id="live" class="live">connecting…</span></header>
+        <body><header><h1><a href="/">NotifBridge</a></h1><span id="live" class="live">connecting…</span><form class="signout" method="post" action="/logout"><button type="submit">Sign out</button></form></header>
         <main class="detail">{{#notification}}
         <ul id="list" class="list single" data-detail="{{key}}">{{> item}}</ul>
         <dl>
