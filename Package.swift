@@ -497,6 +497,8 @@ let package = Package(
             dependencies: [
                 "NotifBridgeDashboard", "NotifBridgeAccessory", "NotifBridgeAccessoryCore", "NotifBridgeControl", "NotifBridgeStore", "NotifBridgeHost",
                 "NotifBridgeHostCore", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeTestSupport", "NotifBridgeWebServing", logging, nioCore, serviceLifecycle,
+                // To damage a stored row, as a bad sector would.
+                grdb,
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

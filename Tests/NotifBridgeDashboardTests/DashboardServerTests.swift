@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GRDB
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -224,6 +225,31 @@ struct DashboardServerTests {
         event.add = .with { $0.notification = .with(fill) }
         var burst = BurstLimiter(limit: .unlimited)
         _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
+    }
+
+    /// Such rows were left out of the list without a word.
+    @Test("A stored row that cannot be read back is counted on the list page; the others are listed")
+    func damagedRow() async throws {
+        try await Self.withDashboard(store: { store in
+            try Self.storeNotification(store) {
+                $0.id = WireNotificationID(source: "com.example.chat", notification: "c1")
+                $0.title = "Readable"
+            }
+            var event = HostEvent()
+            event.sequence = 2
+            event.add = .with { $0.notification = .with { $0.id = WireNotificationID(source: "com.example.chat", notification: "c2"); $0.title = "Damaged" } }
+            var burst = BurstLimiter(limit: .unlimited)
+            let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0])).exchangeID
+            _ = try store.apply(event, exchangeID: exchange, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
+            let database = try DatabaseQueue(path: store.path)
+            try database.write { try $0.execute(sql: "UPDATE notification SET payload = x'deadbeef' WHERE notification_id = 'c2'") }
+            try database.close()
+        }) { running in
+            let list = try await Self.request(running, "/", headers: [Self.bearer(running)]).body
+            #expect(list.contains("Readable"))
+            #expect(!list.contains("Damaged"))
+            #expect(list.contains("1 stored notification(s) cannot be read back (the store is damaged there) and are not shown."), "\(list)")
+        }
     }
 
     @Test("Peer text is escaped in the list and the detail; icons are served as images, other files only as downloads")

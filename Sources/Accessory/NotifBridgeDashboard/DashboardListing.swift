@@ -56,6 +56,9 @@ struct Listing: Sendable {
     var hours: [Hour] = []
     /// More matched than the page shows.
     var truncated = false
+    /// Stored rows that could not be read back (a bad sector, a hand edit): said on the page, so
+    /// that a missing notification is not a mystery.
+    var damaged = 0
     var scanned = 0
 
     static let maxListed = 200
@@ -71,6 +74,7 @@ struct Listing: Sendable {
         var cursor: NotificationCursor?
         repeat {
             let page = try store.notificationPage(after: cursor, limit: pageSize, includeRemoved: true)
+            listing.damaged += page.damaged.count
             for record in page.records {
                 listing.scanned += 1
                 if record.alertDecision != nil, record.receivedAt >= firstHour {

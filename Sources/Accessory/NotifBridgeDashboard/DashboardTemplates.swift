@@ -44,6 +44,7 @@ enum DashboardTemplates {
         <ul id="list" class="list" data-app="{{app}}" data-q="{{text}}" data-max="{{maxListed}}">{{#items}}{{> item}}{{/items}}</ul>
         {{^items}}<p class="empty" id="empty">No notifications{{#filtered}} match{{/filtered}} yet.</p>{{/items}}
         {{#truncated}}<p class="note">Showing the newest {{maxListed}}; narrow the search to see others.</p>{{/truncated}}
+        {{#damaged}}<p class="note failed">{{damaged}} stored notification(s) cannot be read back (the store is damaged there) and are not shown.</p>{{/damaged}}
         </section>
         <aside>
         <section id="state">{{#state}}{{> state}}{{/state}}</section>
