@@ -261,6 +261,7 @@ struct DashboardServerTests {
                 #expect(page.status == 200)
                 #expect(page.body.contains(escaped), "\(path)")
                 #expect(!page.body.contains("<img src=x"), "\(path)")
+                #expect(!page.body.contains("cannot be read back"), "no damaged row, no note: \(path)")
             }
             let query = "source=com.apple.MobileSMS&id=m%261"
             let icon = try await Self.request(running, "/file?\(query)&part=source-icon", headers: [Self.bearer(running)])

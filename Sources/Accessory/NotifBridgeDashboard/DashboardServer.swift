@@ -131,7 +131,8 @@ public struct DashboardServer: Sendable {
         let filtered: Bool
         let truncated: Bool
         let maxListed = Listing.maxListed
-        let damaged: Int
+        /// nil for none: a Mustache section shows for 0 too.
+        let damaged: Int?
         let state: StateView
         let chart: ChartView
         let policy: String
@@ -147,7 +148,7 @@ public struct DashboardServer: Sendable {
         let listing = try reading { try Listing.read(store, query: query, now: now()) }
         let page = ListPage(
             items: listing.items, apps: listing.apps, app: query.app, text: request.uri.queryParameters["q"].map(String.init),
-            filtered: query.app != nil || query.text != nil, truncated: listing.truncated, damaged: listing.damaged,
+            filtered: query.app != nil || query.text != nil, truncated: listing.truncated, damaged: listing.damaged > 0 ? listing.damaged : nil,
             state: StateView(hub.state), chart: ChartView(listing.hours), policy: policyText
         )
         return Self.html(DashboardTemplates.render(page, "list"))
