@@ -280,6 +280,29 @@ struct ExecutableTests {
         #expect(run.errors.contains("Usage: notifbridge phone "), "\(run.errors)")
     }
 
+    /// `phone send`'s tables are read as operation files are: a word outside its set is named
+    /// with the set (it was "Cannot initialize Kind from invalid String value"), and a key the
+    /// model would pass over is refused (it was ignored), before anything connects.
+    @Test("phone send --categories and --strings: wrong words, unknown keys and wrong kinds are refused by their place", arguments: [
+        ("--categories", #"{"chat":[{"id":"a","title":"A","type":"bogus"}]}"#, #"chat[0].type: "bogus" is not one of dismiss, background, textInput"#),
+        ("--categories", #"{"chat":[{"id":"a","titel":"A","type":"background"}]}"#, "unknown key chat[0].titel, which would be ignored"),
+        ("--categories", #"{"chat":5}"#, "chat must be a list [...]"),
+        ("--strings", #"{"greeting":5}"#, "greeting must be a string"),
+        ("--categories", #"{"chat":[{"id":"a","title":"A","type":"background"}]}"#, "cannot connect to the accessory at 127.0.0.1:1"),
+    ])
+    func sendTables(option: String, table: String, message: String) throws {
+        let directory = try TemporaryDirectory("send-tables")
+        defer { directory.remove() }
+        let tablePath = directory.path + "/table.json", payload = directory.path + "/payload.json"
+        try Data(table.utf8).write(to: URL(fileURLWithPath: tablePath))
+        try Data(#"{"aps":{"alert":"hi","category":"chat"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
+        let run = try Self.run(["phone", "send", option, tablePath, "--port", "1", payload])
+        #expect(run.status != 0)
+        // The last case is taken, and fails only on the closed port.
+        let expected = message.hasPrefix("cannot connect") ? message : "\(option) \(tablePath): \(message)"
+        #expect(run.errors.contains(expected), "\(run.errors)")
+    }
+
     /// The relay's files are read before the daemon starts: a wrong one stops the start with a
     /// reason, and the key and the store are not made.
     @Test("accessory --relay-ca: a file it cannot use is refused before anything is made", arguments: [

@@ -24,7 +24,8 @@ public enum JSONFileErrors {
 
     /// One line for a decoding error. `words` gives the values of keys that take one of a fixed
     /// set of words, to name them when a value is not one of them: by the key and the key of the
-    /// object holding it (`hook.on`, `actions.type`; indices left out).
+    /// object holding it (`hook.on`, `actions.type`; indices left out), or by the key alone where
+    /// the object's key is the file's own (a category's name).
     public static func describe(_ error: DecodingError, words: [String: [String]] = [:]) -> String {
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
@@ -68,7 +69,7 @@ public enum JSONFileErrors {
     /// A word outside its set reads as the word and the set.
     private static func wrongValue(_ context: DecodingError.Context, words: [String: [String]]) -> String {
         let names = context.codingPath.filter { $0.intValue == nil }.map(\.stringValue)
-        guard let allowed = words[names.suffix(2).joined(separator: ".")], let range = context.debugDescription.range(of: "from invalid String value ") else {
+        guard let allowed = words[names.suffix(2).joined(separator: ".")] ?? names.last.flatMap({ words[$0] }), let range = context.debugDescription.range(of: "from invalid String value ") else {
             return context.debugDescription
         }
         return "\"\(context.debugDescription[range.upperBound...])\" is not one of \(allowed.joined(separator: ", "))"

@@ -22,9 +22,11 @@ enum OperationFile {
     /// Operation files carry images as base64; this holds dozens at the accessory's limits.
     static let maxFileLength = 16 << 20
 
-    static func read<Value: Codable>(_ type: Value.Type, path: String, option: String) throws -> Value {
+    static func read<Value: Codable>(
+        _ type: Value.Type, path: String, option: String, limit: Int = maxFileLength, words: [String: [String]] = words
+    ) throws -> Value {
         let data: Data
-        do { data = try fileContents(path, limit: maxFileLength) } catch {
+        do { data = try fileContents(path, limit: limit) } catch {
             throw CommandFailure("cannot read \(option) \(path): \(error)")
         }
         let input: Any

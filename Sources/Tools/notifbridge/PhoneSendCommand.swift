@@ -54,8 +54,12 @@ extension PhoneCommand {
         static let maxDeadlineSeconds: Double = 600
 
         func run() async throws {
-            let categoryTable = try categories.map { try readJSON([String: [HostNotification.ActionInput]].self, from: $0, what: "--categories") } ?? [:]
-            let stringTable = try strings.map { try readJSON([String: String].self, from: $0, what: "--strings") } ?? [:]
+            // A category's actions are under its own name: their `type` is named by itself.
+            let actionKinds = ["type": [HostNotification.ActionInput.Kind.dismiss, .background, .textInput].map(\.rawValue)]
+            let categoryTable = try categories.map {
+                try OperationFile.read([String: [HostNotification.ActionInput]].self, path: $0, option: "--categories", limit: Self.maxFileLength, words: actionKinds)
+            } ?? [:]
+            let stringTable = try strings.map { try OperationFile.read([String: String].self, path: $0, option: "--strings", limit: Self.maxFileLength) } ?? [:]
             let printer = PhonePrinter()
             let runner = serviceExtension.map { ServiceExtensionRunner(command: $0, deadline: .milliseconds(Int64(serviceExtensionDeadline * 1000))) }
             var operations: [HostOperation] = []
@@ -91,24 +95,6 @@ extension PhoneCommand {
             }.0
             printer.line(summary.description + (notForwarded > 0 ? "; \(notForwarded) payload(s) not forwarded" : ""))
             if !summary.isComplete || notForwarded > 0 { throw ExitCode(1) }
-        }
-
-        private func readJSON<T: Decodable>(_ type: T.Type, from path: String, what: String) throws -> T {
-            let data: Data
-            do { data = try fileContents(path, limit: Self.maxFileLength) } catch {
-                throw CommandFailure("cannot read \(what) \(path): \(error)")
-            }
-            // JSONDecoder says only "not valid JSON"; the parser says where.
-            do { _ = try JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed) } catch {
-                throw CommandFailure("\(what) \(path) is not valid JSON: \(JSONFileErrors.syntax(error))")
-            }
-            do {
-                return try JSONDecoder().decode(type, from: data)
-            } catch let error as DecodingError {
-                throw CommandFailure("\(what) \(path): \(JSONFileErrors.describe(error))")
-            } catch {
-                throw CommandFailure("\(what) \(path) cannot be used: \(error)")
-            }
         }
     }
 }
