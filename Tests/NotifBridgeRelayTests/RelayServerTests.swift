@@ -121,6 +121,25 @@ struct RelayServerTests {
         return frames.all
     }
 
+    /// They got 404, as if the path did not exist.
+    @Test("a known path asked with another method: 405 and the method it takes", arguments: [
+        ("/v1/health", HTTPRequest.Method.post, "GET"),
+        ("/v1/accessories/watch-1/messages", .get, "POST"),
+        ("/v1/accessories/watch-1/messages", .put, "POST"),
+        ("/v1/accessories/watch-1/push-token", .post, "PUT"),
+        ("/v1/accessories/watch-1/inbox", .delete, "GET"),
+    ])
+    func otherMethods(path: String, method: HTTPRequest.Method, allowed: String) async throws {
+        let directory = try TemporaryDirectory("relay-methods")
+        defer { directory.remove() }
+        try await Self.withRelay(at: directory.path + "/relay.sqlite", limits: RelayLimits()) { _, client in
+            let response = try await client.execute(uri: path, method: method, headers: [.authorization: "Bearer \(Self.post.text)"])
+            #expect(response.status == .methodNotAllowed)
+            #expect(response.headers[.allow] == allowed)
+            #expect(try await client.execute(uri: "/v1/nothing-here", method: method).status == .notFound)
+        }
+    }
+
     @Test("posts: the token of the right accessory and role, a message of 1 to maxMessageLength bytes, room in the queue")
     func postRules() async throws {
         let directory = try TemporaryDirectory("relay-post")

@@ -20,6 +20,7 @@ import ServiceLifecycle
 ///      · 429 queue full, or over the post rate (with Retry-After)
 /// GET  /v1/accessories/{id}/inbox      Authorization: Bearer <inbox token>   WebSocket upgrade
 /// GET  /v1/health                      200 ok
+/// (another method on one of these paths: 405 with Allow)
 /// ```
 public struct RelayServer: Sendable {
     public struct Configuration: Sendable {
@@ -85,6 +86,19 @@ public struct RelayServer: Sendable {
         committer = PostCommitter(store: store, now: now)
     }
 
+    /// A known path asked with another method gets 405 and the method it takes (RFC 9110
+    /// §15.5.6), not 404, which would say that the path does not exist.
+    private static func refuseOtherMethods(_ router: Router<BasicRequestContext>, _ routes: [(path: RouterPath, method: HTTPRequest.Method)]) {
+        let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .options]
+        for route in routes {
+            for method in methods where method != route.method {
+                router.on(route.path, method: method) { _, _ -> Response in
+                    throw HTTPError(.methodNotAllowed, headers: [.allow: route.method.rawValue], message: "this path takes \(route.method.rawValue) only")
+                }
+            }
+        }
+    }
+
     /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
     /// - Parameter onListening: called with the bound port once the server listens.
     public func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
@@ -97,6 +111,9 @@ public struct RelayServer: Sendable {
             guard try await authorized(request, context, as: .inbox) != nil else { throw Self.unauthorized }
             throw HTTPError(.badRequest, message: "the inbox is a WebSocket: send an upgrade request")
         }
+        Self.refuseOtherMethods(router, [
+            ("/v1/health", .get), ("/v1/accessories/{id}/messages", .post), ("/v1/accessories/{id}/push-token", .put), ("/v1/accessories/{id}/inbox", .get),
+        ])
 
         let inboxRouter = Router(context: BasicWebSocketRequestContext.self)
         inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
