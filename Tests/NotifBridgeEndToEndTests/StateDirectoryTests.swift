@@ -80,6 +80,40 @@ struct StateDirectoryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == garbage)
     }
 
+    /// It said "attempt to write a readonly database - while executing `CREATE TABLE
+    /// grdb_issue_102 …`". Root writes past a file's mode, so as root the file is made immutable.
+    @Test("a store that cannot be written is refused in words, naming the file, and left as it was")
+    func unwritableStore() throws {
+        let directory = try TemporaryDirectory("state-readonly")
+        defer { directory.remove() }
+        let store = directory.path + "/accessory.sqlite"
+        try withExtendedLifetime(try Self.startDaemon(directory.path)) {}
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let root = getuid() == 0
+        if root {
+            try #require(try Self.chattr("+i", store), "chattr +i, which root needs to make a file unwritable")
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: store)
+        }
+        defer { if root { _ = try? Self.chattr("-i", store) } }
+        #expect {
+            _ = try Self.startDaemon(directory.path)
+        } throws: { error in
+            "\(error)" == "cannot open the notification store \(store): \(store) cannot be written (a read-only file system, an immutable file, or its permissions), and the accessory writes each notification to it before acknowledging it"
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+    }
+
+    private static func chattr(_ flag: String, _ path: String) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
     @Test("a file where the state directory should be is refused")
     func notADirectory() throws {
         let parent = try TemporaryDirectory("state-file")

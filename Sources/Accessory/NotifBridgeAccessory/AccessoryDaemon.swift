@@ -74,7 +74,7 @@ public final class AccessoryDaemon: Sendable {
         do {
             store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
         } catch {
-            throw StoreUnavailable(path: configuration.storePath, underlying: error)
+            throw StoreUnavailable(path: configuration.storePath, underlying: error, unwritable: Self.unwritable(configuration.storePath))
         }
         let exchange = try store.activeExchange(keyID: identity.keyID)
         keys = KeyRing(store: keyStore, identity: identity, exchange: exchange)
@@ -214,7 +214,24 @@ public final class AccessoryDaemon: Sendable {
     public struct StoreUnavailable: Error, CustomStringConvertible {
         public var path: String
         public var underlying: any Error
-        public var description: String { "cannot open the notification store \(path): \(underlying)" }
+        /// The store, or the directory its journal goes in, that cannot be written: then SQLite's
+        /// own words name the table GRDB probes with, which says nothing to the person.
+        public var unwritable: String?
+        public var description: String {
+            guard let unwritable else { return "cannot open the notification store \(path): \(underlying)" }
+            return "cannot open the notification store \(path): \(unwritable) cannot be written (a read-only file system, an immutable file, or its permissions),"
+                + " and the accessory writes each notification to it before acknowledging it"
+        }
+    }
+
+    /// The store file, or else its directory, if either exists and cannot be written, by access(2):
+    /// which knows of read-only mounts and immutable files, even for root.
+    static func unwritable(_ storePath: String) -> String? {
+        let directory = (storePath as NSString).deletingLastPathComponent
+        for path in [storePath, directory] where FileManager.default.fileExists(atPath: path) && !FileManager.default.isWritableFile(atPath: path) {
+            return path
+        }
+        return nil
     }
 
     private func drainOnShutdown() async throws {
