@@ -119,4 +119,40 @@ struct StoreBatchTests {
         #expect(try results[0].get().ledger == LedgerDecision.replace)
         #expect(try store.notifications().map(\.notificationIdentifier).sorted() == ["x", "y"])
     }
+
+    /// Lowering retention on a full store pruned the whole excess in the next notification's
+    /// transaction: on a nearly full disk its WAL did not fit, and every notification failed.
+    /// Now each commit prunes at most `maxPrunedPerCommit`, oldest first; the commits after it
+    /// take the rest. An excess of exactly the limit goes in one commit, one more takes two.
+    @Test("an excess of the per-commit limit is pruned in one commit, one more in two; the newest stay", arguments: [0, 1])
+    func pruningInChunks(pastLimit: Int) throws {
+        let directory = try TemporaryDirectory("batch-prune")
+        defer { directory.remove() }
+        let keep = 10
+        let stored = keep + Retention.maxPrunedPerCommit + pastLimit - 1
+        var burst = BurstLimiter(limit: .unlimited)
+        let roomy = try open(directory, "a")
+        var sequence: UInt64 = 0
+        for chunk in stride(from: 0, to: stored, by: 100) {
+            let events = try (chunk..<min(chunk + 100, stored)).map { index in
+                sequence += 1
+                return (try event(sequence, add("n\(index)")), exchange.exchangeID)
+            }
+            _ = try roomy.applyBatch(events, now: start, conditions: .noon(), burst: &burst)
+        }
+        try roomy.close()
+
+        let store = try AccessoryStore(path: directory.path + "/a.sqlite", retention: Retention(maxCount: keep, maxBytes: 1 << 30, maxAgeDays: 3650))
+        var counts: [Int] = []
+        for id in ["new-1", "new-2"] {
+            sequence += 1
+            _ = try store.applyBatch([(try event(sequence, add(id)), exchange.exchangeID)], now: start.addingTimeInterval(60), conditions: .noon(), burst: &burst)
+            counts.append(try store.notifications(includeRemoved: true).count)
+        }
+        // One past the limit leaves one record over after the first commit.
+        #expect(counts == [keep + pastLimit, keep])
+        let kept = try store.notifications(includeRemoved: true).map(\.notificationIdentifier)
+        #expect(kept.prefix(2) == ["new-2", "new-1"], "the newest are kept")
+        #expect(Set(kept) == Set(["new-1", "new-2"] + (stored - keep + 2..<stored).map { "n\($0)" }))
+    }
 }

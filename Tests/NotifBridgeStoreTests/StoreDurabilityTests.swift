@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import NotifBridgeStore
 import NotifBridgeTestSupport
 import Testing
@@ -25,6 +26,29 @@ struct StoreDurabilityTests {
         try FileManager.default.copyItem(atPath: store.path, toPath: copy)
         #expect(try AccessoryStore(path: copy).notifications(includeRemoved: true).count == stored)
         #expect(stored == 20)
+    }
+
+    /// A stop whose checkpoint failed (a full disk) exited 0 and said the store was stopped,
+    /// while every notification was in the WAL alone. Here another reader holds a snapshot, so
+    /// the truncating checkpoint cannot finish within the busy timeout.
+    @Test("a checkpoint that cannot finish at close is reported, naming the WAL; nothing is lost")
+    func closeReportsIncompleteCheckpoint() throws {
+        let directory = try TemporaryDirectory("checkpoint-busy")
+        defer { directory.remove() }
+        let store = try StoreListingTests.filledStore(directory, count: 20, perTransaction: 5)
+        let reader = try DatabaseQueue(path: store.path)
+        try reader.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notification")
+            #expect {
+                try store.close()
+            } throws: { error in
+                error is AccessoryStore.CheckpointIncomplete && "\(error)".contains("safe in \(store.path)-wal, which must stay beside the store")
+            }
+            try db.execute(sql: "COMMIT")
+        }
+        try reader.close()
+        #expect(try AccessoryStore(path: store.path).notifications(includeRemoved: true).count == 20)
     }
 
     @Test("every connection commits with synchronous = FULL, on a new file and on reopening it")

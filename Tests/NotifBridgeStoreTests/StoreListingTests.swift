@@ -73,6 +73,32 @@ struct StoreListingTests {
         #expect(damaged.map(\.id) == ["n2"] && damaged.first?.source == "s")
     }
 
+    /// A store with damaged pages was taken at start; it acknowledged notifications until a
+    /// commit reached the damage, then failed every one while the daemon ran on.
+    @Test("a store with damaged pages is refused at open, saying so and how to recover, and left as it was")
+    func damagedPagesRefused() throws {
+        let directory = try TemporaryDirectory("store-pages")
+        defer { directory.remove() }
+        let path = directory.path + "/accessory.sqlite"
+        try Self.filledStore(directory, count: 400, perTransaction: 50).close()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let pages = Int(try handle.seekToEnd()) / 4096
+        // Page headers past the schema's pages (page 1 is the header and schema).
+        for page in [pages / 3, pages / 2, 2 * pages / 3] {
+            try handle.seek(toOffset: UInt64(page * 4096))
+            try handle.write(contentsOf: Data(repeating: 0xA5, count: 16))
+        }
+        try handle.close()
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect {
+            _ = try AccessoryStore(path: path)
+        } throws: { error in
+            let text = "\(error)"
+            return error is AccessoryStore.Damaged && text.hasPrefix("it is damaged (SQLite's quick_check: ") && text.contains("sqlite3 \(path) .recover")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
+    }
+
     @Test("pages of 1, 9, 10, 11, 66, 67 and 100 over 67 notifications, 10 per transaction", arguments: [1, 9, 10, 11, 66, 67, 100])
     func pagesMatchOneRead(size: Int) throws {
         let directory = try TemporaryDirectory("listing")

@@ -29,8 +29,40 @@ public final class AccessoryStore: Sendable {
         database = try DatabasePool(path: path, configuration: configuration)
         // The pool switches its writer to WAL with synchronous = NORMAL after preparing it,
         // so the writer is set again once the pool is open.
-        try database.writeWithoutTransaction { db in try Self.syncEveryCommit(db) }
+        try database.writeWithoutTransaction { db in
+            try Self.syncEveryCommit(db)
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+        }
         try Self.migrator.migrate(database)
+    }
+
+    /// What the WAL is cut back to after a checkpoint. Without it the WAL keeps the size of the
+    /// largest transaction it ever held (75 MB after one large prune) until the accessory stops.
+    static let walSizeLimit = 4 << 20
+
+    /// A store SQLite finds damaged, refused before anything is written to it.
+    public struct Damaged: Error, CustomStringConvertible {
+        public var path: String
+        public var problems: [String]
+        public var description: String {
+            "it is damaged (SQLite's quick_check: \(problems.joined(separator: "; "))). Nothing was changed. Move it aside to start"
+                + " with an empty store (its notifications and key exchanges are then gone, and the iPhone exchanges keys again),"
+                + " or save what can be read with `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"
+        }
+    }
+
+    /// Checks the pages and indexes at start (`PRAGMA quick_check`, O(size)): a damaged store
+    /// was taken, acknowledged notifications until a commit touched the damage, then failed
+    /// every one while the daemon ran on.
+    private static func checkIntegrity(_ database: some DatabaseReader, path: String) throws {
+        let problems: [String]
+        do {
+            problems = try database.read { try String.fetchAll($0, sql: "PRAGMA quick_check(5)") }
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            // Damage where the check itself reads stops it: SQLite's message is then the finding.
+            throw Damaged(path: path, problems: [error.message ?? "\(error.resultCode)"])
+        }
+        guard problems == ["ok"] else { throw Damaged(path: path, problems: problems) }
     }
 
     /// A database this store cannot safely take over: another program's, or one a newer
@@ -39,9 +71,10 @@ public final class AccessoryStore: Sendable {
         public var description: String
     }
 
-    /// Refuses a database with tables but no migration record (another program's), or with
-    /// migrations this version does not know (a downgrade). Read-only, before the pool opens:
-    /// opening it switches the file to WAL, which is a write.
+    /// Refuses a database with tables but no migration record (another program's), with
+    /// migrations this version does not know (a downgrade), or with damaged pages. Read-only,
+    /// before the pool opens: opening it switches the file to WAL and writes, and a refused
+    /// store is left exactly as it was.
     private static func checkOwnership(_ path: String) throws {
         guard let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { return }
         var readOnly = Configuration()
@@ -49,6 +82,7 @@ public final class AccessoryStore: Sendable {
         let probe = try DatabaseQueue(path: path, configuration: readOnly)
         defer { try? probe.close() }
         try probe.read(checkOwnership)
+        try checkIntegrity(probe, path: path)
     }
 
     private static func checkOwnership(_ db: Database) throws {
@@ -88,10 +122,28 @@ public final class AccessoryStore: Sendable {
     /// backup). GRDB closes the pool's writer before its readers, and SQLite leaves the WAL in
     /// place when the last connection to close is a reader, so closing alone did not do this.
     public func close() throws {
+        var incomplete: String?
         if database is DatabasePool {
-            _ = try? database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+            do {
+                let (walFrames, copied) = try database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+                if copied < walFrames { incomplete = "\(copied) of \(walFrames) pages copied" }
+            } catch {
+                incomplete = "\(error)"
+            }
         }
         try database.close()
+        if let incomplete { throw CheckpointIncomplete(path: path, reason: incomplete) }
+    }
+
+    /// The WAL could not be copied into the store file at close (a full disk, most often).
+    /// Nothing is lost: the WAL holds it, and the next start reads it.
+    public struct CheckpointIncomplete: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String {
+            "the store's WAL could not be copied into \(path) at the stop (\(reason)): the notifications it holds are safe in \(path)-wal,"
+                + " which must stay beside the store (a backup needs both files); the next start copies it"
+        }
     }
 
     /// FULL: in WAL mode a commit returns only after the WAL is fsynced. NORMAL (GRDB's WAL

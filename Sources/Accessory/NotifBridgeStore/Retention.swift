@@ -25,35 +25,44 @@ public struct Retention: Codable, Sendable, Hashable {
         maxAgeDays = try container.decodeIfPresent(Double.self, forKey: .maxAgeDays) ?? Self.default.maxAgeDays
     }
 
-    /// Deletes what is over the limits, oldest first, inside the caller's transaction, and
-    /// returns the rowids that went. Every commit runs it: the totals come from the row that
-    /// triggers keep (migration v4) and the oldest record from the age index, so a check costs
-    /// two index lookups and pruning k records costs O(k log n), however many are stored.
+    /// Records one commit prunes at most. Pruning a large excess at once (retention lowered on a
+    /// full store: 60,000 records) wrote all of it to the WAL in the transaction of the next
+    /// notification; on a nearly full disk that failed, and so did every notification after it.
+    /// The rest of an excess goes in the commits that follow, this many at a time.
+    public static let maxPrunedPerCommit = 256
+
+    /// Deletes what is over the limits, oldest first and at most `maxPrunedPerCommit` records,
+    /// inside the caller's transaction, and returns the rowids that went. Every commit runs it:
+    /// the totals come from the row that triggers keep (migration v4) and the oldest record from
+    /// the age index, so a check costs two index lookups and pruning k records costs
+    /// O(k log n), however many are stored.
     @discardableResult
-    func enforce(_ db: Database, now: Date) throws -> Set<Int64> {
+    func enforce(_ db: Database, now: Date, limit: Int = maxPrunedPerCommit) throws -> Set<Int64> {
         let cutoff = now.addingTimeInterval(-maxAgeDays * 86_400).databaseValue
         let (count, bytes) = try totals(db)
         // Stored times are text that sorts as time does, so the age index answers this alone.
         let expired = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM notification WHERE received_at < ?)"), arguments: [cutoff]) ?? false
         guard count > maxCount || bytes > maxBytes || expired else { return [] }
-        let doomed = try oldestOverLimits(db, count: count, bytes: bytes)
-        var pruned = Set(try Int64.fetchAll(db.cachedStatement(sql: "DELETE FROM notification WHERE received_at < ? RETURNING rowid"), arguments: [cutoff]))
-        for rowid in doomed where !pruned.contains(rowid) {
+        let doomed = try oldestOverLimits(db, count: count, bytes: bytes, cutoff: cutoff, limit: limit)
+        for rowid in doomed {
             try db.execute(cached: "DELETE FROM notification WHERE rowid = ?", arguments: [rowid])
-            pruned.insert(rowid)
         }
-        return pruned
+        return Set(doomed)
     }
 
-    /// The oldest records (by age, then by insertion for records of one batch) whose deletion
-    /// brings the count and the bytes within the limits. The cursor ends before anything is deleted.
-    private func oldestOverLimits(_ db: Database, count: Int, bytes: Int) throws -> [Int64] {
+    /// The oldest records (by age, then by insertion for records of one batch), at most `limit`,
+    /// that are expired or whose deletion brings the count and the bytes within the limits. The
+    /// age index gives them oldest first, so the expired come first. The cursor ends before
+    /// anything is deleted.
+    private func oldestOverLimits(_ db: Database, count: Int, bytes: Int, cutoff: DatabaseValue, limit: Int) throws -> [Int64] {
         var (count, bytes) = (count, bytes)
         let oldestFirst = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT rowid, LENGTH(payload) AS size FROM notification ORDER BY received_at ASC, rowid ASC")
+            db.cachedStatement(sql: "SELECT rowid, LENGTH(payload) AS size, received_at < ? AS expired FROM notification ORDER BY received_at ASC, rowid ASC"),
+            arguments: [cutoff]
         )
         var doomed: [Int64] = []
-        while count > maxCount || bytes > maxBytes, let row = try oldestFirst.next() {
+        while doomed.count < limit, let row = try oldestFirst.next() {
+            guard count > maxCount || bytes > maxBytes || row["expired"] as Bool else { break }
             doomed.append(row["rowid"])
             count -= 1
             bytes -= row["size"] as Int
