@@ -195,9 +195,8 @@ final class ANCSRunner: Sendable {
                 }
             case .deliver(let events, let exchangeID):
                 let batch = events.map { AccessorySession.Delivery(event: $0, exchangeID: exchangeID, featureID: "ANCS") }
-                for (event, result) in zip(events, pipeline.commit(batch)) {
-                    if case .failure(let error) = result { logger.error("could not store ANCS event #\(event.sequence): \(error)") }
-                }
+                // The pipeline logs failures, rationed.
+                _ = pipeline.commit(batch)
             case .withdraw(let keeping):
                 do {
                     let withdrawn = try store.withdraw(identifierPrefix: ANCSMapping.identifierPrefix, keeping: keeping, now: Date())

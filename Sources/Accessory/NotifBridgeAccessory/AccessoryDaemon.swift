@@ -81,7 +81,7 @@ public final class AccessoryDaemon: Sendable {
         let resources = configuration.resources
         gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
-        pipeline = AlertPipeline(store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, minuteOfDay: minuteOfDay)
+        pipeline = AlertPipeline(store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, minuteOfDay: minuteOfDay)
         registry = ConnectionRegistry()
         runner = ConnectionRunner(
             configuration: configuration, keys: keys, store: store, pipeline: pipeline, registry: registry,

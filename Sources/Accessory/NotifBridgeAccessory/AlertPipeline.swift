@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeLogGate
 import NotifBridgeStore
 import NotifBridgeWire
 import Synchronization
@@ -35,18 +36,23 @@ final class AlertPipeline: Sendable {
     let presenter: any Presenter
     let sinks: [any AlertSink]
     let logger: Logger
+    let gate: LogGate
     let minuteOfDay: @Sendable () -> Int
     /// A commit holds the limiter across its store write (plan, write, then advance, with no
     /// other commit in between), and nothing else waits on that. Lock order: this, then the
     /// store's writer; nothing inside a write takes a lock here.
     private let burst: Mutex<BurstLimiter>
 
-    init(store: AccessoryStore, policy: PolicyFile, presenter: any Presenter, sinks: [any AlertSink], logger: Logger, minuteOfDay: @escaping @Sendable () -> Int) {
+    init(
+        store: AccessoryStore, policy: PolicyFile, presenter: any Presenter, sinks: [any AlertSink], logger: Logger, gate: LogGate,
+        minuteOfDay: @escaping @Sendable () -> Int
+    ) {
         self.store = store
         settings = policy.alerts
         self.presenter = presenter
         self.sinks = sinks
         self.logger = logger
+        self.gate = gate
         self.minuteOfDay = minuteOfDay
         burst = Mutex(BurstLimiter(limit: policy.burst))
     }
@@ -69,14 +75,26 @@ final class AlertPipeline: Sendable {
             results = batch.map { _ in .failure(error) }
         }
         var shown: [PresenterEvent] = []
+        var failed: [(sequence: UInt64, error: any Error)] = []
         for (delivery, result) in zip(batch, results) {
             switch result {
             case .success(let outcome): show(delivery.event, outcome, into: &shown)
-            case .failure(let error): logger.error("could not store event #\(delivery.event.sequence): \(error)")
+            case .failure(let error): failed.append((delivery.event.sequence, error))
             }
+        }
+        if let first = failed.first {
+            gate.pass(store.path, .storeFailures) { logger.error("\(Self.failureLine(failed.map(\.sequence), first.error))") }
         }
         presenter.present(shown)
         return results
+    }
+
+    /// One line for a batch's failures (a failed commit fails all of its events alike): the
+    /// first few sequence numbers, how many, and the first reason.
+    static func failureLine(_ sequences: [UInt64], _ error: any Error) -> String {
+        let shown = sequences.prefix(5).map { "#\($0)" }.joined(separator: ", ")
+        let events = sequences.count == 1 ? "event \(shown)" : "\(sequences.count) events (\(shown)\(sequences.count > 5 ? ", …" : ""))"
+        return "could not store \(events): \(error)"
     }
 
     /// Logs an applied event, collects what the presenter shows for it and alerts the sinks.

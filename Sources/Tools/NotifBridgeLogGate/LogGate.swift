@@ -8,6 +8,9 @@ public final class LogGate: Sendable {
     /// What a rationed line is about; each has its own share per origin.
     public enum Topic: String, Sendable {
         case refusals, connections
+        /// Commits that failed: a full or damaged disk fails every notification, and a line for
+        /// each would fill the disk that is already full.
+        case storeFailures = "store failures"
     }
 
     private let throttle: Mutex<LogThrottle>

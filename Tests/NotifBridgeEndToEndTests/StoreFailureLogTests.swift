@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+@testable import NotifBridgeAccessory
+import NotifBridgeAccessoryCore
+import NotifBridgeHostCore
+import NotifBridgeLogGate
+import NotifBridgeStore
+import NotifBridgeTestSupport
+import NotifBridgeWire
+import Testing
+
+/// A store that fails every commit (a full disk, a damaged file) logged a line for each event
+/// without rationing: 2,770 lines for 2,770 notifications, onto the disk that was full.
+@Suite("Store failures in the log")
+struct StoreFailureLogTests {
+    private static func delivery(_ sequence: UInt64) throws -> AccessorySession.Delivery {
+        var event = HostEvent()
+        event.sequence = sequence
+        event.event = try DataProvider.event(for: .add(HostNotification(source: "s", id: "n\(sequence)", sourceName: "S", body: "b"), .standard), now: Date())
+        return AccessorySession.Delivery(event: event, exchangeID: 1, featureID: "test")
+    }
+
+    @Test("a failing store logs one line a batch, at most the burst per window, then a summary")
+    func rationed() throws {
+        let directory = try TemporaryDirectory("store-failures")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/accessory.sqlite")
+        try store.close()
+        let log = CapturedLog()
+        let gate = LogGate(LogThrottle(burst: 3, interval: .seconds(60)))
+        let pipeline = AlertPipeline(
+            store: store, policy: .unlimitedBursts, presenter: RecordingPresenter(), sinks: [], logger: Logger(label: "test", factory: { _ in log }),
+            gate: gate, minuteOfDay: { 720 }
+        )
+        for sequence in 1...10 {
+            #expect(pipeline.commit([try Self.delivery(UInt64(sequence))]).allSatisfy { (try? $0.get()) == nil })
+        }
+        let batch = try (11...17).map { try Self.delivery(UInt64($0)) }
+        #expect(pipeline.commit(batch).count == 7)
+        let errors = log.messages(at: .error)
+        #expect(errors.count == 3, "\(errors)")
+        #expect(errors.first?.hasPrefix("could not store event #1: ") == true, "\(errors)")
+        #expect(gate.summaryLines().isEmpty, "the window is still open")
+    }
+
+    @Test("a batch's line names its first five events and how many", arguments: [
+        ([UInt64(7)], "could not store event #7: boom"),
+        ([1, 2, 3, 4, 5], "could not store 5 events (#1, #2, #3, #4, #5): boom"),
+        ([1, 2, 3, 4, 5, 6], "could not store 6 events (#1, #2, #3, #4, #5, …): boom"),
+    ])
+    func failureLine(sequences: [UInt64], line: String) {
+        struct Boom: Error, CustomStringConvertible { var description: String { "boom" } }
+        #expect(AlertPipeline.failureLine(sequences, Boom()) == line)
+    }
+}
