@@ -42,6 +42,23 @@ struct ExecutableTests {
         #expect(stderr.components(separatedBy: "standard output is closed").count == 2, "one note, not one per line: \(stderr)")
     }
 
+    /// SIGHUP (a closed terminal, a reload by habit) killed it at once, status 129, without the
+    /// last commit and the checkpoint.
+    @Test("SIGTERM, SIGINT and SIGHUP each stop the accessory gracefully: exit 0, the WAL emptied", arguments: [SIGTERM, SIGINT, SIGHUP])
+    func gracefulSignals(signal: Int32) async throws {
+        let directory = try TemporaryDirectory("signals")
+        defer { directory.remove() }
+        let (process, port, _, _) = try Self.startAccessory(state: directory.path)
+        defer { if process.isRunning { process.terminate() } }
+        let phone = try Self.run(["phone", "--port", "\(port)", "--title", "Anna"])
+        #expect(phone.status == 0, "\(phone.output)\(phone.errors)")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let wal = (try? FileManager.default.attributesOfItem(atPath: directory.path + "/accessory.sqlite-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0, "checkpointed into accessory.sqlite at the stop")
+    }
+
     /// The load run's summary is two lines, the latencies on their own (a line is made
     /// terminal-safe whole, and its break had become a space).
     @Test("phone load prints its summary and its latencies on lines of their own")

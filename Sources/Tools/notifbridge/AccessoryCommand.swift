@@ -198,7 +198,9 @@ struct AccessoryCommand: AsyncParsableCommand {
             services.append(.init(service: ParentWatch(parent: getppid()), successTerminationBehavior: .gracefullyShutdownGroup))
         }
         var group = ServiceGroupConfiguration(services: services, logger: logger)
-        group.gracefulShutdownSignals = [.sigterm, .sigint]
+        // SIGHUP too: a closed terminal's hang-up (or a reload by habit) ended the process at
+        // once, without the last commit and the checkpoint.
+        group.gracefulShutdownSignals = [.sigterm, .sigint, .sighup]
         group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + .seconds(5)
         try await ServiceGroup(configuration: group).run()
         logger.info("stopped")
