@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeCrypto
+@_spi(Testing) import NotifBridgeHost
+import NotifBridgeHostCore
 import NotifBridgeStore
 import NotifBridgeTestSupport
 import Synchronization
@@ -112,6 +115,30 @@ struct StateDirectoryTests {
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus == 0
+    }
+
+    /// A deleted key file was replaced by a new key without a word: the iPhone paired with the
+    /// old one was cut off, and nothing said why. The other suite's first key is not such a loss.
+    @Test("a new key beside an exchange whose key file is gone is warned about; the other suite's first key is not", arguments: [true, false])
+    func lostKeyWarned(deleteKey: Bool) async throws {
+        let directory = try TemporaryDirectory("state-lost-key")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { try await $0.waitUntilEstablished() }
+        await accessory.stop()
+        let oldKey = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0 == "identity-xwing.key" })
+        let keyID = hexString(accessory.daemon.keyID)
+        if deleteKey { try FileManager.default.removeItem(atPath: directory.path + "/" + oldKey) }
+        let log = CapturedLog()
+        let suite: CipherSuite = deleteKey ? .xWing : .p256
+        let daemon = try AccessoryDaemon(
+            configuration: AccessoryConfiguration(stateDirectory: directory.path, port: 0, suite: suite), presenter: RecordingPresenter(),
+            logger: Logger(label: "test", factory: { _ in log })
+        )
+        withExtendedLifetime(daemon) {}
+        #expect(log.messages(at: .notice).contains { $0.hasPrefix("generated a new \(suite.rawValue) key ") })
+        let warning = "the store holds a key exchange made with key \(keyID), whose key file is gone; the iPhone paired with that key cannot reach this one until it pairs again"
+        #expect(log.messages(at: .warning).contains(warning) == deleteKey, "\(log.messages(at: .warning))")
     }
 
     @Test("a file where the state directory should be is refused")

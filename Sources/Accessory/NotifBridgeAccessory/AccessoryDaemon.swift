@@ -90,7 +90,15 @@ public final class AccessoryDaemon: Sendable {
         ancs = ANCSRunner(store: store, pipeline: pipeline, registry: registry, presenter: presenter, logger: logger, gate: gate)
         internetOutbox = InternetOutbox(store: store)
         control = ControlService(store: store, registry: registry, presenter: presenter, logger: logger, ancs: ancs, internet: internetOutbox)
-        logger.info("\(created ? "generated" : "loaded") \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
+        if created {
+            logger.notice("generated a new \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
+            // The store outlived its key: the iPhone paired with a key that no longer exists.
+            if let lost = try? store.activeExchangeKeys(suite: configuration.suite.rawValue, other: identity.keyID), !lost.isEmpty {
+                logger.warning("the store holds a key exchange made with key \(lost.map { hexString($0) }.joined(separator: ", ")), whose key file is gone; the iPhone paired with that key cannot reach this one until it pairs again")
+            }
+        } else {
+            logger.info("loaded \(configuration.suite.rawValue) key \(hexString(identity.keyID)) in \(keyStore.location)")
+        }
         if let exchange {
             logger.info("holding key exchange \(exchangeHex(exchange.exchangeID)); a host may resume it")
         }

@@ -241,6 +241,16 @@ public final class AccessoryStore: Sendable {
     // MARK: Key exchanges
 
     /// The exchange made with the key `keyID`, if the accessory still holds one.
+    /// The key IDs of the active exchanges of `suite` made with a key other than `keyID`: at
+    /// start, an exchange whose key file is gone (deleted, or a backup restored without it).
+    public func activeExchangeKeys(suite: String, other keyID: [UInt8]) throws -> [[UInt8]] {
+        try read { db in
+            try Data.fetchAll(
+                db, sql: "SELECT DISTINCT key_id FROM key_exchange WHERE active AND cipher_suite = ? AND key_id != ?", arguments: [suite, Data(keyID)]
+            ).map { Array($0) }
+        }
+    }
+
     public func activeExchange(keyID: [UInt8]) throws -> KeyExchangeParameters? {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM key_exchange WHERE active AND key_id = ? ORDER BY epoch DESC LIMIT 1", arguments: [Data(keyID)]) else {
