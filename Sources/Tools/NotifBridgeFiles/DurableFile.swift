@@ -23,12 +23,25 @@ public enum DurableFile {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw WriteFailure(path: temporary, reason: lastError()) }
-        let written = contents.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
+        // The errno of what failed, or a short write's count: "No space left on device" says
+        // what to do, "a write failed" does not.
+        var failure: String?
+        var offset = 0
+        while failure == nil, offset < contents.count {
+            let written = contents.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                failure = written < 0 ? lastError() : "wrote \(offset) of \(contents.count) bytes"
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = "fsync failed: \(lastError())" }
         close(fd)
-        guard written == contents.count, synced == 0 else {
+        if let failure {
             unlink(temporary)
-            throw WriteFailure(path: temporary, reason: "short write or fsync failure")
+            throw WriteFailure(path: temporary, reason: failure)
         }
         guard rename(temporary, path) == 0 else {
             let reason = lastError()
