@@ -515,6 +515,8 @@ let package = Package(
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
                 "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres",
                 "NotifBridgeTCP", "NotifBridgeLogGate", logging, nioCore, nioEmbedded, nioPosix, serviceLifecycle,
+                // To hand the daemon the errors of a store that broke while it ran.
+                grdb,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

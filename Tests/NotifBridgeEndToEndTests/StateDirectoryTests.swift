@@ -43,7 +43,7 @@ struct StateDirectoryTests {
         let log = CapturedLog()
         _ = try Self.startDaemon(directory.path, logger: Logger(label: "test", factory: { _ in log }))
         #expect(Self.mode(directory.path) == 0o700)
-        let notices = log.messages(at: .notice).filter { $0.contains(directory.path) }
+        let notices = log.messages(at: .notice).filter { $0.hasPrefix("state directory \(directory.path) ") }
         #expect(notices.count == (expectNotice ? 1 : 0), "\(log.messages(at: .notice))")
         if expectNotice { #expect(notices.first?.contains(String(found, radix: 8)) == true) }
     }

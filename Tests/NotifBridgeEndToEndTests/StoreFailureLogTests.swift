@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 @testable import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
@@ -30,7 +31,7 @@ struct StoreFailureLogTests {
         let gate = LogGate(LogThrottle(burst: 3, interval: .seconds(60)))
         let pipeline = AlertPipeline(
             store: store, policy: .unlimitedBursts, presenter: RecordingPresenter(), sinks: [], logger: Logger(label: "test", factory: { _ in log }),
-            gate: gate, minuteOfDay: { 720 }
+            gate: gate, health: StoreHealth(stop: {}), minuteOfDay: { 720 }
         )
         for sequence in 1...10 {
             #expect(pipeline.commit([try Self.delivery(UInt64(sequence))]).allSatisfy { (try? $0.get()) == nil })
@@ -51,5 +52,31 @@ struct StoreFailureLogTests {
     func failureLine(sequences: [UInt64], line: String) {
         struct Boom: Error, CustomStringConvertible { var description: String { "boom" } }
         #expect(AlertPipeline.failureLine(sequences, Boom()) == line)
+    }
+
+    /// On a file system remounted read-only every commit failed with a disk I/O error, and the
+    /// daemon ran on, pinging systemd's watchdog: nothing restarted it and nobody was told.
+    @Test("a store error that will not pass stops the daemon, and run throws it; a full disk does not", arguments: [
+        (DatabaseError(resultCode: .SQLITE_IOERR_WRITE), true),
+        (DatabaseError(resultCode: .SQLITE_CORRUPT), true),
+        (DatabaseError(resultCode: .SQLITE_NOTADB), true),
+        (DatabaseError(resultCode: .SQLITE_FULL), false),
+        (DatabaseError(resultCode: .SQLITE_BUSY), false),
+    ])
+    func brokenStoreStops(error: DatabaseError, stops: Bool) async throws {
+        let directory = try TemporaryDirectory("store-broken")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        #expect(accessory.daemon.health.report(error) == stops)
+        #expect(!accessory.daemon.health.report(error), "the first only")
+        guard stops else {
+            await accessory.stop()
+            return
+        }
+        await #expect {
+            try await accessory.task.value
+        } throws: { thrown in
+            thrown is StoreHealth.Broken && "\(thrown)".hasPrefix("the notification store \(directory.path)/accessory.sqlite failed in a way that will not pass (")
+        }
     }
 }

@@ -34,7 +34,9 @@ public final class AccessoryDaemon: Sendable {
     let openConnections = OpenConnections()
     let registry: ConnectionRegistry
     /// Resumed by `shutdown()`; `run` then drains the connections and returns.
-    private let stopRequests = AsyncStream.makeStream(of: Void.self)
+    private let stopRequests: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+    /// Stops the daemon on a store that broke while it ran.
+    let health: StoreHealth
 
     /// How long a graceful shutdown waits for connections to commit what they have read.
     public static let shutdownGrace = Duration.seconds(10)
@@ -81,7 +83,12 @@ public final class AccessoryDaemon: Sendable {
         let resources = configuration.resources
         gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
-        pipeline = AlertPipeline(store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, minuteOfDay: minuteOfDay)
+        let stops = AsyncStream.makeStream(of: Void.self)
+        stopRequests = stops
+        health = StoreHealth { stops.continuation.yield() }
+        pipeline = AlertPipeline(
+            store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, health: health, minuteOfDay: minuteOfDay
+        )
         registry = ConnectionRegistry()
         runner = ConnectionRunner(
             configuration: configuration, keys: keys, store: store, pipeline: pipeline, registry: registry,
@@ -206,6 +213,7 @@ public final class AccessoryDaemon: Sendable {
             socket.channel.close(promise: nil)
             logger.info("stopped: every connection committed what it had read")
         }
+        if let broken = health.broken { throw StoreHealth.Broken(path: configuration.storePath, underlying: broken) }
     }
 
     /// Stops gracefully: no new links; each open connection commits the events it has read,

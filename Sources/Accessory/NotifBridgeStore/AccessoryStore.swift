@@ -36,6 +36,14 @@ public final class AccessoryStore: Sendable {
         try Self.migrator.migrate(database)
     }
 
+    /// Whether `error` from a store operation says the store cannot be trusted any more (an
+    /// I/O error, as on a file system remounted read-only; damaged pages), rather than that this
+    /// commit failed (a full disk, which passes once there is room, is not such an error).
+    public static func isBroken(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return [.SQLITE_IOERR, .SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode)
+    }
+
     /// What the WAL is cut back to after a checkpoint. Without it the WAL keeps the size of the
     /// largest transaction it ever held (75 MB after one large prune) until the accessory stops.
     static let walSizeLimit = 4 << 20
