@@ -65,7 +65,12 @@ public final class AccessoryStore: Sendable {
     private static func checkIntegrity(_ database: some DatabaseReader, path: String) throws {
         let problems: [String]
         do {
-            problems = try database.read { try String.fetchAll($0, sql: "PRAGMA quick_check(5)") }
+            // A small page cache: the check reads every page once, and the default 2 MB, freed on
+            // another thread's heap, would stay in the accessory's memory for good.
+            problems = try database.read { db in
+                try db.execute(sql: "PRAGMA cache_size = -64")
+                return try String.fetchAll(db, sql: "PRAGMA quick_check(5)")
+            }
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
             // Damage where the check itself reads stops it: SQLite's message is then the finding.
             throw Damaged(path: path, problems: [error.message ?? "\(error.resultCode)"])
