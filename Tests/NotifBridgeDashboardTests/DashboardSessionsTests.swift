@@ -1,52 +1,66 @@
+import Foundation
 import Synchronization
 import Testing
 @testable import NotifBridgeDashboard
 
-/// Sessions end at their lifetime (not a moment before), and the oldest gives way at capacity.
+/// Sessions are signed with the token's key: they end at their lifetime (not a moment before),
+/// outlive a restart, die with the token, and a signed-out one stays out.
 @Suite("Dashboard sessions")
 struct DashboardSessionsTests {
-    /// A clock the test moves by hand.
+    /// A wall clock the test moves by hand.
     final class Clock: Sendable {
-        let instant = Mutex(ContinuousClock.now)
-        func advance(_ by: Duration) { instant.withLock { $0 += by } }
-        var now: @Sendable () -> ContinuousClock.Instant { { [self] in instant.withLock { $0 } } }
+        let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        func advance(_ seconds: Double) { date.withLock { $0 += seconds } }
+        var now: @Sendable () -> Date { { [self] in date.withLock { $0 } } }
     }
 
-    @Test("open until the lifetime has passed: a nanosecond before it is open, at it is not", arguments: [
-        (Duration.seconds(60) - .nanoseconds(1), true),
-        (.seconds(60), false),
-    ])
-    func lifetime(elapsed: Duration, open: Bool) {
+    static let token = DashboardToken(value: String(repeating: "ab", count: 32))
+    static let otherToken = DashboardToken(value: String(repeating: "cd", count: 32))
+
+    @Test("open until the lifetime has passed: a second before it is open, at it is not", arguments: [(59.0, true), (60.0, false)])
+    func lifetime(elapsed: Double, open: Bool) {
         let clock = Clock()
-        let sessions = DashboardSessions(lifetime: .seconds(60), capacity: 4, now: clock.now)
-        let name = sessions.open()
+        let sessions = DashboardSessions(token: Self.token, lifetime: .seconds(60), now: clock.now)
+        let cookie = sessions.open()
         clock.advance(elapsed)
-        #expect(sessions.isOpen(Substring(name)) == open)
-        #expect(sessions.count == (open ? 1 : 0), "an ended session is forgotten when seen")
+        #expect(sessions.isOpen(Substring(cookie)) == open)
     }
 
-    @Test("at capacity every session stays; one more pushes out the oldest only", arguments: [4, 5])
-    func capacity(logins: Int) {
-        let clock = Clock()
-        let sessions = DashboardSessions(lifetime: .seconds(60), capacity: 4, now: clock.now)
-        var names: [String] = []
-        for _ in 0..<logins {
-            names.append(sessions.open())
-            clock.advance(.seconds(1))
+    @Test("a cookie outlives a restart (another instance, the same token), not a new token")
+    func restart() {
+        let cookie = DashboardSessions(token: Self.token).open()
+        #expect(DashboardSessions(token: Self.token).isOpen(Substring(cookie)))
+        #expect(!DashboardSessions(token: Self.otherToken).isOpen(Substring(cookie)))
+    }
+
+    @Test("a cookie changed anywhere, or not of this form, opens nothing")
+    func tampered() {
+        let sessions = DashboardSessions(token: Self.token)
+        let cookie = sessions.open()
+        let parts = cookie.split(separator: ".").map(String.init)
+        #expect(parts.count == 3 && parts[0].count == 32 && parts[2].count == 64)
+        let later = "\(parts[0]).\(Int(parts[1])! + 3600).\(parts[2])"
+        let flipped = String(cookie.dropLast()) + (cookie.last == "0" ? "1" : "0")
+        for forged in [later, flipped, "", "..", parts[0], Self.token.value, cookie + "."] {
+            #expect(!sessions.isOpen(Substring(forged)), "\(forged)")
         }
-        #expect(sessions.count == 4)
-        #expect(sessions.isOpen(Substring(names[0])) == (logins <= 4))
-        #expect(names.dropFirst().allSatisfy { sessions.isOpen(Substring($0)) })
     }
 
-    @Test("names are 64 hex digits, each new; a closed or unknown name opens nothing")
-    func names() {
-        let sessions = DashboardSessions()
-        let first = sessions.open(), second = sessions.open()
-        #expect(first.count == 64 && first.allSatisfy(\.isHexDigit) && first != second)
-        sessions.close(Substring(first))
-        #expect(!sessions.isOpen(Substring(first)) && sessions.isOpen(Substring(second)))
-        #expect(!sessions.isOpen(""))
-        #expect(!sessions.isOpen(Substring(String(second.dropLast()) + (second.last == "0" ? "1" : "0"))))
+    /// The limit of remembered sign-outs: at it, every one stays out; one more forgets the one
+    /// that ends soonest (a copy of its cookie would open again until it expires).
+    @Test("signed-out sessions stay out, up to the limit; one more forgets the soonest to end", arguments: [3, 4])
+    func signedOut(closed: Int) {
+        let clock = Clock()
+        let sessions = DashboardSessions(token: Self.token, lifetime: .seconds(600), maxSignedOut: 3, now: clock.now)
+        var cookies: [String] = []
+        for _ in 0..<closed {
+            cookies.append(sessions.open())
+            clock.advance(1)
+        }
+        let kept = sessions.open()
+        for cookie in cookies { sessions.close(Substring(cookie)) }
+        #expect(sessions.isOpen(Substring(cookies[0])) == (closed > 3))
+        #expect(cookies.dropFirst().allSatisfy { !sessions.isOpen(Substring($0)) })
+        #expect(sessions.isOpen(Substring(kept)))
     }
 }

@@ -88,10 +88,16 @@ enum DashboardAssets {
             const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/live");
             socket.onopen = () => { live.textContent = "live"; live.classList.add("on"); };
             socket.onmessage = (message) => apply(JSON.parse(message.data));
-            socket.onclose = (event) => {
+            socket.onclose = async (event) => {
               live.textContent = "offline"; live.classList.remove("on");
               // 4000: this page fell behind and missed updates; anything else: try again soon.
-              if (event.code === 4000) location.reload(); else setTimeout(connect, 2000);
+              if (event.code === 4000) { location.reload(); return; }
+              // A refused upgrade gives no reason: ask whether the session has ended.
+              try {
+                const probe = await fetch("/chart", { credentials: "same-origin" });
+                if (probe.status === 401) { location.assign("/login"); return; }
+              } catch (error) {}
+              setTimeout(connect, 2000);
             };
           }
 

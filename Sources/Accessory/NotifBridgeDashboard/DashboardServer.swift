@@ -66,7 +66,7 @@ public struct DashboardServer: Sendable {
         policyText = (try? encoder.encode(policy)).map { String(decoding: $0, as: UTF8.self) } ?? "(cannot be shown)"
         self.respond = respond
         self.hub = hub
-        guardian = DashboardGuard(token: token, tokenPath: tokenPath, loopbackOnly: TCPLink.isLoopback(configuration.host), sessions: DashboardSessions())
+        guardian = DashboardGuard(token: token, tokenPath: tokenPath, loopbackOnly: TCPLink.isLoopback(configuration.host), sessions: DashboardSessions(token: token))
         self.configuration = configuration
         self.logger = logger
         self.now = now

@@ -3,68 +3,85 @@ import Foundation
 import NotifBridgeCrypto
 import Synchronization
 
-/// Signed-in browsers. The login's cookie holds a session's own random name, never the token:
-/// a cookie that leaks (a copied browser profile, a proxy's log) opens the dashboard only until
-/// its session ends, and does not reveal the token, which opens it for good (`Authorization:
-/// Bearer`, new logins). A session ends after ``lifetime``, when the accessory restarts, or
-/// when ``capacity`` newer logins have pushed it out.
+/// Signed-in browsers. The login's cookie is a session signed with a key derived from the
+/// token, never the token: a cookie that leaks (a copied browser profile, a proxy's log) opens
+/// the dashboard only until its session ends, and does not reveal the token, which opens it for
+/// good. Signed, not remembered, so sessions outlive a restart of the accessory; a new token
+/// (the file deleted) ends them all.
+///
+/// A cookie is `ID.EXPIRY.MAC`: 16 random bytes as hex, the Unix time it ends, and the
+/// HMAC-SHA256 of the two under the session key.
 final class DashboardSessions: Sendable {
     /// A working day and then some; the token logs in again after it.
     static let lifetime = Duration.seconds(12 * 3600)
-    /// Browsers signed in at once. Only a holder of the token can log in, so this bounds memory
-    /// against a script that logs in in a loop, not against strangers.
-    static let capacity = 64
+    /// Sessions signed out and not yet expired, kept to refuse a copy of their cookie. Past it
+    /// the one that ends soonest is forgotten (only a copy taken before the sign-out could use it).
+    static let maxSignedOut = 1024
 
-    /// Expiry by the SHA-256 of the session's name: a lookup's time says nothing about a guess.
-    private let sessions = Mutex<[Data: ContinuousClock.Instant]>([:])
+    private let key: SymmetricKey
     private let lifetime: Duration
-    private let capacity: Int
-    private let now: @Sendable () -> ContinuousClock.Instant
+    private let maxSignedOut: Int
+    private let now: @Sendable () -> Date
+    /// Expiry (Unix seconds) by session ID.
+    private let signedOut = Mutex<[String: Int]>([:])
 
-    init(lifetime: Duration = DashboardSessions.lifetime, capacity: Int = DashboardSessions.capacity,
-         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    init(token: DashboardToken, lifetime: Duration = DashboardSessions.lifetime, maxSignedOut: Int = DashboardSessions.maxSignedOut,
+         now: @escaping @Sendable () -> Date = { Date() }) {
+        key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: Data(token.value.utf8)), info: Data("notifbridge dashboard sessions".utf8), outputByteCount: 32
+        )
         self.lifetime = lifetime
-        self.capacity = capacity
+        self.maxSignedOut = maxSignedOut
         self.now = now
     }
 
-    /// Starts a session and returns its name for the cookie: 32 random bytes as hex.
+    /// Starts a session and returns its cookie value.
     func open() -> String {
-        let name = SymmetricKey(size: .bits256).withUnsafeBytes { hexString($0) }
-        let instant = now()
-        sessions.withLock { sessions in
-            sessions = sessions.filter { $0.value > instant }
-            if sessions.count >= capacity, let oldest = sessions.min(by: { $0.value < $1.value }) {
-                sessions[oldest.key] = nil
+        let id = SymmetricKey(size: .bits128).withUnsafeBytes { hexString($0) }
+        let expiry = Int(now().timeIntervalSince1970) + Int(lifetime.components.seconds)
+        let signed = "\(id).\(expiry)"
+        return "\(signed).\(hexString(HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: key)))"
+    }
+
+    /// Whether `cookie` is a session this token signed that has not ended.
+    func isOpen(_ cookie: Substring) -> Bool {
+        guard let session = verified(cookie) else { return false }
+        return signedOut.withLock { $0[session.id] == nil }
+    }
+
+    /// Ends the session `cookie` names, if it is one.
+    func close(_ cookie: Substring) {
+        guard let session = verified(cookie) else { return }
+        let current = Int(now().timeIntervalSince1970)
+        signedOut.withLock { signedOut in
+            signedOut = signedOut.filter { $0.value > current }
+            if signedOut.count >= maxSignedOut, let soonest = signedOut.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
+                signedOut[soonest.key] = nil
             }
-            sessions[Self.digest(name)] = instant + lifetime
-        }
-        return name
-    }
-
-    /// Whether `name` is a session that has not ended.
-    func isOpen(_ name: Substring) -> Bool {
-        let key = Self.digest(name)
-        let instant = now()
-        return sessions.withLock { sessions in
-            guard let expiry = sessions[key] else { return false }
-            guard expiry > instant else {
-                sessions[key] = nil
-                return false
-            }
-            return true
+            signedOut[session.id] = session.expiry
         }
     }
 
-    /// Ends the session `name`, if it is one.
-    func close(_ name: Substring) {
-        let key = Self.digest(name)
-        sessions.withLock { _ = $0.removeValue(forKey: key) }
+    /// The session's ID and expiry, if the MAC is this key's and the session has not expired.
+    private func verified(_ cookie: Substring) -> (id: String, expiry: Int)? {
+        let parts = cookie.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].utf8.count == 32, let expiry = Int(parts[1]), let mac = Self.bytes(hex: parts[2]) else { return nil }
+        let signed = "\(parts[0]).\(parts[1])"
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key) else { return nil }
+        guard Double(expiry) > now().timeIntervalSince1970 else { return nil }
+        return (String(parts[0]), expiry)
     }
 
-    var count: Int { sessions.withLock { $0.count } }
-
-    private static func digest(_ name: some StringProtocol) -> Data {
-        Data(SHA256.hash(data: Data(name.utf8)))
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        guard hex.utf8.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
     }
 }
