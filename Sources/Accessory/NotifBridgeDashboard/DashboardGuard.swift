@@ -8,10 +8,11 @@ import HTTPTypes
 import Hummingbird
 import NotifBridgeWebServing
 
-/// Lets a request through only with the dashboard's token, or a session the token opened: the
-/// cookie the login sets names a session (``DashboardSessions``), never the token itself. On loopback it also refuses a Host header that is not a loopback
-/// name, so a web page that rebinds its own name to 127.0.0.1 cannot reach the dashboard even
-/// before the token stops it.
+/// Lets a request through only with the dashboard's token (`Authorization: Bearer`), or with
+/// the cookie of a session the token opened (``DashboardSessions``), which is never the token
+/// itself. On loopback it also refuses a Host header that is not a loopback name, so a web page
+/// that rebinds its own name to 127.0.0.1 cannot reach the dashboard even before the token
+/// stops it.
 struct DashboardGuard: RouterMiddleware {
     typealias Context = BasicRequestContext
 

@@ -214,7 +214,7 @@ struct Forward: AsyncParsableCommand {
     @Argument(help: .hidden) var stray: [String] = []
 
     func validate() throws {
-        if let word = stray.first, let subcommand = phoneSubcommands.first(where: { $0.configuration.commandName == word }) {
+        if let word = stray.first, phoneSubcommands.contains(where: { $0.configuration.commandName == word }) {
             throw ValidationError(
                 "'\(word)' is a subcommand of phone, and only comes right after it: notifbridge phone \(word) [options]"
                     + " (phone's own options, such as --port, go after the subcommand)"
