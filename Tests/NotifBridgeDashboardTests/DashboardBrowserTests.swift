@@ -1,9 +1,11 @@
 import Foundation
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeControl
 import NotifBridgeCrypto
 import NotifBridgeHost
 import NotifBridgeHostCore
+import NotifBridgeStore
 import NotifBridgeTestSupport
 import ServiceLifecycle
 import Synchronization
@@ -159,6 +161,59 @@ struct DashboardBrowserTests {
                 try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(dashboardPort)/"])
                 try await page.waitUntil("the login page again", "document.querySelector('main.login') !== null && document.getElementById('list') === null")
             }
+        }
+    }
+
+    /// Starts a dashboard over `store` with `token` on `port` (0: any), and returns its port
+    /// and the task serving it.
+    private static func serve(_ store: AccessoryStore, token: DashboardToken, port: Int, directory: String) async throws -> (Int, Task<Void, any Error>) {
+        let server = DashboardServer(
+            store: store, policy: PolicyFile.default, respond: { _ in .success("sent") }, hub: DashboardHub(), token: token,
+            tokenPath: directory + "/" + DashboardToken.fileName, configuration: .init(port: port),
+            logger: Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        var iterator = ports.makeAsyncIterator()
+        return (try #require(await iterator.next()), task)
+    }
+
+    /// Sessions were remembered in memory, so a restart signed every page out; a page whose
+    /// session had ended kept trying its live connection, refused without a reason, for ever.
+    @Test("An open page's session outlives the dashboard's restart; after a restart with a new token the page goes to the login")
+    func sessionAcrossRestarts() async throws {
+        let directory = try TemporaryDirectory("dashboard-restart")
+        defer { directory.remove() }
+        let store = try AccessoryStore(path: directory.path + "/accessory.sqlite")
+        let (token, _) = try DashboardToken.loadOrCreate(in: directory.path)
+        let (port, first) = try await Self.serve(store, token: token, port: 0, directory: directory.path)
+        let server = Mutex(first)
+        defer { server.withLock { $0.cancel() } }
+        /// Stops the dashboard, waits for the page to see its live connection go, and starts
+        /// it again on the same port.
+        @Sendable func restart(with token: DashboardToken, _ page: DevTools) async throws {
+            let old = server.withLock { $0 }
+            old.cancel()
+            _ = try? await old.value
+            try await page.waitUntil("the page to go offline", "document.getElementById('live')?.textContent === 'offline'")
+            let (_, next) = try await Self.serve(store, token: token, port: port, directory: directory.path)
+            server.withLock { $0 = next }
+        }
+
+        let browser = try await Chromium.launch()
+        defer { browser.stop() }
+        try await DevTools.session(try await browser.pageURL()) { page in
+            try await page.send("Page.enable")
+            try await page.send("Page.navigate", ["url": "http://127.0.0.1:\(port)/login?token=\(token.value)"])
+            try await page.waitUntil("the list, live", "document.getElementById('live')?.textContent === 'live'")
+            _ = try await page.evaluate("window.notifbridgeMarker = 1")
+
+            try await restart(with: token, page)
+            try await page.waitUntil("the page to come back live", "document.getElementById('live')?.textContent === 'live'", timeout: .seconds(20))
+            #expect(try await page.evaluate("window.notifbridgeMarker") as? Int == 1, "the same page, not a login")
+
+            try await restart(with: DashboardToken(value: String(repeating: "0f", count: 32)), page)
+            try await page.waitUntil("the login page", "document.querySelector('main.login') !== null", timeout: .seconds(20))
         }
     }
 }
