@@ -16,6 +16,7 @@ import NotifBridgeWire
 import NotifBridgeTestSupport
 import NotifBridgeWebServing
 import ServiceLifecycle
+import Synchronization
 import Testing
 @testable import NotifBridgeDashboard
 
@@ -381,5 +382,42 @@ struct DashboardLiveTests {
             try await outbound.close(.normalClosure, reason: nil)
         }) != nil
         #expect(opened == opens)
+    }
+
+    /// Signing out ended the session for new requests, but an open page's feed went on sending
+    /// notification text.
+    @Test("An open feed is closed (4001) at the first update after its session is signed out, and sends nothing more")
+    func signedOutFeedCloses() async throws {
+        let directory = try TemporaryDirectory("dashboard-live-signout")
+        defer { directory.remove() }
+        let logger = Logger(label: "test.dashboard", factory: { _ in SwiftLogNoOpLogHandler() })
+        let (token, _) = try DashboardToken.loadOrCreate(in: directory.path)
+        let hub = DashboardHub()
+        let server = DashboardServer(
+            store: try AccessoryStore(path: directory.path + "/store.sqlite"), policy: PolicyFile.default, respond: { _ in .success("sent") },
+            hub: hub, token: token, tokenPath: directory.path + "/" + DashboardToken.fileName, configuration: .init(port: 0), logger: logger
+        )
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let cookie = server.guardian.sessions.open()
+        var fields = HTTPFields()
+        fields[.cookie] = "\(DashboardGuard.cookieName)=\(cookie)"
+        let received = Mutex<[String]>([])
+        let closeFrame = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: fields), logger: logger) { inbound, _, _ in
+            hub.present(.connected(peer: "before"))
+            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            if case .text(let text)? = try await messages.next() { received.withLock { $0.append(text) } }
+            server.guardian.sessions.close(Substring(cookie))
+            hub.present(.connected(peer: "after"))
+            while let message = try await messages.next() {
+                if case .text(let text) = message { received.withLock { $0.append(text) } }
+            }
+        }
+        #expect(received.withLock { $0.count } == 1, "\(received.withLock { $0 })")
+        #expect(received.withLock { $0.first?.contains("before") } == true)
+        #expect(closeFrame?.closeCode == .unknown(4001))
     }
 }

@@ -92,7 +92,7 @@ enum DashboardAssets {
               live.textContent = "offline"; live.classList.remove("on");
               // 4000: this page fell behind and missed updates; anything else: try again soon.
               if (event.code === 4000) { location.reload(); return; }
-              // A refused upgrade gives no reason: ask whether the session has ended.
+              // A refused upgrade gives no reason, and 4001 says the session ended: ask.
               try {
                 const probe = await fetch("/chart", { credentials: "same-origin" });
                 if (probe.status === 401) { location.assign("/login"); return; }

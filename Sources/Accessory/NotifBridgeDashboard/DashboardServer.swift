@@ -98,8 +98,8 @@ public struct DashboardServer: Sendable {
         let liveRouter = Router(context: BasicWebSocketRequestContext.self)
         liveRouter.ws("/live") { request, _ in
             guardian.allowsLive(request) ? .upgrade([:]) : .dontUpgrade
-        } onUpgrade: { inbound, outbound, _ in
-            try await serveLive(inbound: inbound, outbound: outbound)
+        } onUpgrade: { inbound, outbound, context in
+            try await serveLive(inbound: inbound, outbound: outbound) { guardian.authorized(context.request) }
         }
 
         return Application(
@@ -253,7 +253,12 @@ public struct DashboardServer: Sendable {
 
     /// Sends each update of the hub to the page until either side ends; a page that fell behind
     /// is closed with 4000, which its script answers by reloading.
-    private func serveLive(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// Sends the hub's updates to one page. `stillAllowed` is asked before each one: a page
+    /// whose session ended (signed out, expired) is closed (4001) rather than sent what follows;
+    /// the page then finds its way to the login.
+    private func serveLive(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, stillAllowed: @escaping @Sendable () -> Bool
+    ) async throws {
         guard let updates = hub.subscribe() else {
             try await outbound.close(.unknown(1013), reason: "too many open pages")
             return
@@ -267,6 +272,10 @@ public struct DashboardServer: Sendable {
             }
             group.addTask {
                 for await update in updates {
+                    guard stillAllowed() else {
+                        try await outbound.close(.unknown(4001), reason: "the session has ended; sign in again")
+                        return
+                    }
                     let message = try encoder.encode(Self.message(for: update))
                     try await outbound.write(.text(String(decoding: message, as: UTF8.self)))
                 }
