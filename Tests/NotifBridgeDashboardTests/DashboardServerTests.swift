@@ -407,6 +407,8 @@ struct DashboardLiveTests {
         fields[.cookie] = "\(DashboardGuard.cookieName)=\(cookie)"
         let received = Mutex<[String]>([])
         let closeFrame = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: fields), logger: logger) { inbound, _, _ in
+            // The server subscribes after the upgrade: an update before that reaches no page.
+            while hub.openPages == 0 { try await Task.sleep(for: .milliseconds(10)) }
             hub.present(.connected(peer: "before"))
             var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
             if case .text(let text)? = try await messages.next() { received.withLock { $0.append(text) } }
