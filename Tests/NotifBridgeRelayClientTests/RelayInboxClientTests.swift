@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
 import Logging
 import NIOCore
 import NotifBridgeRelay
@@ -218,6 +219,60 @@ struct RelayInboxClientTests {
                 return nil
             }
             #expect(reasons.allSatisfy { $0.contains("refused accessory \(Self.accessory)'s inbox token (401)") }, "\(reasons)")
+        }
+    }
+
+    /// The delay grew only back to the start after a connection that delivered something: an
+    /// idle accessory's delay doubled with every relay restart, up to a minute behind.
+    @Test("after failures, a connection that stayed open through a ping interval starts the delays over")
+    func stableConnectionResetsDelay() async throws {
+        try await Self.withRelay { _, _, url in
+            let token = Mutex(Self.post.text)
+            let events = Mutex<[RelayInboxClient.Event]>([])
+            let (connected, connects) = AsyncStream<Void>.makeStream()
+            let (disconnected, disconnects) = AsyncStream<Void>.makeStream()
+            let inboxClient = RelayInboxClient(
+                configuration: .init(
+                    relay: url, accessoryID: Self.accessory, token: Self.post.text, readToken: { token.withLock { $0 } },
+                    minRetryDelay: .milliseconds(50), maxRetryDelay: .seconds(2), pingInterval: .milliseconds(300)
+                ),
+                logger: Logger(label: "inbox-client")
+            )
+            let running = Task {
+                await inboxClient.run(onEvent: { event in
+                    events.withLock { $0.append(event) }
+                    switch event {
+                    case .connected: connects.yield()
+                    case .disconnected: disconnects.yield()
+                    default: break
+                    }
+                }) { _, _ in }
+            }
+            // Two refusals (the post token is not the inbox's): the delay grows to 100 ms, then 200 ms.
+            var refusals = disconnected.makeAsyncIterator()
+            _ = await refusals.next()
+            _ = await refusals.next()
+            token.withLock { $0 = Self.inbox.text }
+            var opens = connected.makeAsyncIterator()
+            _ = await opens.next()
+            try await Task.sleep(for: .milliseconds(450))
+            // A newer connection of this accessory takes the inbox over: the relay closes this one.
+            _ = try await WebSocketClient.connect(
+                url: "\(url)/v1/accessories/\(Self.accessory)/inbox",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]), logger: Logger(label: "other")
+            ) { _, _, _ in
+                // Held until the client has been closed and said with what delay it will retry.
+                while events.withLock({ $0.filter { if case .disconnected = $0 { true } else { false } }.count }) < 3 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            running.cancel()
+            await running.value
+            let delays = events.withLock { $0 }.compactMap { event -> Duration? in
+                if case .disconnected(_, let delay) = event { return delay }
+                return nil
+            }
+            #expect(Array(delays.prefix(3)) == [.milliseconds(50), .milliseconds(100), .milliseconds(50)], "\(delays)")
         }
     }
 }

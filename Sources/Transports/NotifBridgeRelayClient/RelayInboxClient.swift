@@ -119,8 +119,10 @@ public struct RelayInboxClient: Sendable {
             } catch {
                 reason = tlsErrorText(error) ?? socketErrorText(error)
             }
-            // A connection that carried messages was a success: start the delays over.
-            if carried.value.withLock({ $0 }) { delay = configuration.minRetryDelay }
+            // A connection that carried messages, or stayed open through a ping interval (so a
+            // ping was answered), was a success: start the delays over. Without the second,
+            // an idle accessory's delay grew with every relay restart, to a minute behind.
+            if carried.succeeded(stableAfter: configuration.pingInterval) { delay = configuration.minRetryDelay }
             guard !Task.isCancelled else { return }
             onEvent(.disconnected(reason: reason, retryIn: delay))
             try? await Task.sleep(for: delay)
@@ -170,6 +172,7 @@ public struct RelayInboxClient: Sendable {
             maxFrameSize: RelayFrame.headerLength + limits.maxMessageLength,
             handshakeTimeout: configuration.handshakeTimeout, pingInterval: configuration.pingInterval
         ) { inbound, outbound, _ in
+            carried.opened.withLock { $0 = .now }
             onEvent(.connected)
             let (frames, send) = AsyncStream.makeStream(of: [UInt8].self)
             pushes.opened(send)
@@ -207,7 +210,15 @@ public struct RelayInboxClient: Sendable {
     }
 }
 
-/// Whether a connection delivered anything, set from its handler.
+/// Whether a connection delivered anything, and when it opened, set from its handler.
 final class Carried: Sendable {
     let value = Mutex(false)
+    let opened = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// It delivered something, or it was open for at least `stableAfter`.
+    func succeeded(stableAfter: Duration) -> Bool {
+        if value.withLock({ $0 }) { return true }
+        guard let opened = opened.withLock({ $0 }) else { return false }
+        return ContinuousClock.now - opened >= stableAfter
+    }
 }
