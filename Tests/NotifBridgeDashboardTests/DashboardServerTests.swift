@@ -133,6 +133,7 @@ struct DashboardServerTests {
 
     @Test("A Host that is not a loopback name is refused, as a rebound DNS name would send", arguments: [
         ("127.0.0.1:7421", 200), ("localhost:7421", 200), ("[::1]:7421", 200), ("attacker.example:7421", 421), ("127.0.0.1.attacker.example", 421),
+        ("127.0.0.1", 200), ("127.0.0.1:7421@attacker.example", 421), ("127.0.0.1:", 421), ("[::1]x", 421), ("[::1", 421),
     ])
     func hostChecked(host: String, status: Int) async throws {
         try await Self.withDashboard { running in

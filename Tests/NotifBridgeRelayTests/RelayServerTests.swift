@@ -153,6 +153,8 @@ struct RelayServerTests {
                 client.execute(uri: "/v1/accessories/\(Self.accessory)/messages", method: .post, body: ByteBuffer(bytes: [1])),
             ].map(\.status)
             #expect(refusedAuth == Array(repeating: .unauthorized, count: 4))
+            let challenge = try await Self.post(client, [1], token: "nonsense").headers[.wwwAuthenticate]
+            #expect(challenge == #"Bearer realm="notifbridge-relay""#)
             #expect(try await Self.post(client, []).status == .badRequest)
             #expect(try await Self.post(client, Array(repeating: 7, count: 101)).status == .contentTooLarge)
             let accepted = try await Self.post(client, Array(repeating: 7, count: 100))

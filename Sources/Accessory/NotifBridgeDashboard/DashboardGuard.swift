@@ -66,13 +66,25 @@ struct DashboardGuard: RouterMiddleware {
     private func hostAllowed(_ request: Request) -> Bool {
         guard loopbackOnly else { return true }
         guard let host = request.head.authority else { return true }
-        let name: Substring
-        if host.hasPrefix("[") {
-            name = host.dropFirst().prefix { $0 != "]" }
+        return Self.loopbackAuthority(host)
+    }
+
+    /// `NAME` or `NAME:PORT` (`[IPv6]` or `[IPv6]:PORT`) with a loopback name and a port of
+    /// digits alone: `127.0.0.1:7421@attacker.example` is not a loopback Host, whatever its start.
+    static func loopbackAuthority(_ authority: String) -> Bool {
+        let name: Substring, rest: Substring
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            name = authority[authority.index(after: authority.startIndex)..<close]
+            rest = authority[authority.index(after: close)...]
         } else {
-            name = host.prefix { $0 != ":" }
+            name = authority.prefix { $0 != ":" }
+            rest = authority[name.endIndex...]
         }
-        return Self.isLoopbackName(String(name))
+        guard rest.isEmpty || (rest.first == ":" && rest.count > 1 && rest.dropFirst().allSatisfy(\.isASCII) && rest.dropFirst().allSatisfy(\.isNumber)) else {
+            return false
+        }
+        return isLoopbackName(String(name))
     }
 
     /// `localhost`, an IPv4 address in 127.0.0.0/8 or `::1`, parsed as addresses: a name that

@@ -152,7 +152,8 @@ public struct RelayServer: Sendable {
         try await application(onListening: onListening).runService()
     }
 
-    static let unauthorized = HTTPError(.unauthorized, message: "unknown accessory or wrong token")
+    /// With the scheme to use, as a 401 must say (RFC 9110 §11.6.1, RFC 6750 §3).
+    static let unauthorized = HTTPError(.unauthorized, headers: [.wwwAuthenticate: #"Bearer realm="notifbridge-relay""#], message: "unknown accessory or wrong token")
 
     /// The accessory's id if the request's bearer token is its token for `role`; unknown
     /// accessories and wrong tokens look the same.
