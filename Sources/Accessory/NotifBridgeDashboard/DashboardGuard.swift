@@ -119,10 +119,11 @@ struct DashboardGuard: RouterMiddleware {
         return response
     }
 
-    /// Ends the browser's session, clears its cookie and shows the login. The page's form sends
-    /// `Origin: null` (its Referrer-Policy is no-referrer), so no origin is checked: another
-    /// site's page cannot send the SameSite=Strict cookie, and without it the guard refuses.
+    /// Ends the browser's session, clears its cookie and shows the login. Only a page of this
+    /// dashboard may ask: a page on another port of this machine is the same site, so
+    /// SameSite=Strict still sends it the cookie.
     func logout(_ request: Request) throws -> Response {
+        try checkSameOrigin(request)
         if let cookie = request.cookies[Self.cookieName] { sessions.close(Substring(cookie.value)) }
         var response = Response(status: .seeOther, headers: [.location: "/login"])
         response.setCookie(Cookie(name: Self.cookieName, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
@@ -130,8 +131,8 @@ struct DashboardGuard: RouterMiddleware {
     }
 }
 
-/// Headers on every response: nothing from elsewhere, no framing, no referrer (a login URL
-/// carries the token), nothing cached.
+/// Headers on every response: nothing from elsewhere, no framing, no referrer to other sites
+/// (a login URL carries the token), nothing cached.
 struct SecurityHeaders: RouterMiddleware {
     typealias Context = BasicRequestContext
 
@@ -148,7 +149,9 @@ struct SecurityHeaders: RouterMiddleware {
         }
         if response.headers[.contentSecurityPolicy] == nil { response.headers[.contentSecurityPolicy] = Self.policy }
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[Self.referrerPolicy] = "no-referrer"
+        // Nothing to other sites (a login URL carries the token); this dashboard's own
+        // requests keep their Origin, which sign-out checks (under no-referrer a form sends "null").
+        response.headers[Self.referrerPolicy] = "same-origin"
         response.headers[.cacheControl] = "no-store"
         return response
     }

@@ -28,7 +28,7 @@ enum DashboardTemplates {
     private static let head = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
+        <meta name="referrer" content="same-origin">
         <title>{{pageTitle}} · NotifBridge</title><link rel="stylesheet" href="/static/dashboard.css"></head>
         """
 
