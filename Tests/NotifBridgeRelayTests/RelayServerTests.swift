@@ -121,6 +121,43 @@ struct RelayServerTests {
         return frames.all
     }
 
+    /// A client that trickled a header line at a time held its slot for ever: the first-bytes
+    /// deadline ended at the first byte, and the idle timeout restarts at every byte. Now the
+    /// first request's head must be whole within the first-bytes timeout of the connection,
+    /// and each later one within the idle timeout of the request before it; a trickle of
+    /// lines every 200 ms does not stop either.
+    @Test("a request head trickled a line at a time is cut off: the first after the first-bytes timeout, a later one after the idle timeout", arguments: [false, true])
+    func trickledHeads(afterARequest: Bool) async throws {
+        let directory = try TemporaryDirectory("relay-trickle")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        let limits = ConnectionLimits(maxConnections: 4, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(2))
+        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let socket = try LoopbackSocket(port: port)
+        if afterARequest {
+            socket.send(Array("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        }
+        let started = ContinuousClock.now
+        let trickle = Task {
+            socket.send(Array("GET /v1/health HTTP/1.1\r\n".utf8))
+            while !Task.isCancelled {
+                socket.send(Array("X-Slow: 1\r\n".utf8))
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { trickle.cancel() }
+        #expect(try await socket.closedByPeer(within: .seconds(10)), "still open after 10 s of trickled headers")
+        let held = ContinuousClock.now - started
+        #expect(held >= (afterARequest ? .milliseconds(1900) : .milliseconds(900)), "\(held)")
+    }
+
     /// They got 404, as if the path did not exist.
     @Test("a known path asked with another method: 405 and the method it takes", arguments: [
         ("/v1/health", HTTPRequest.Method.post, "GET"),

@@ -11,12 +11,14 @@ public struct ConnectionLimits: Sendable {
     /// ones wait in the kernel's backlog. NIO accepts up to 4 connections per read, so at most
     /// `maxConnections + 3` are open in the process.
     public var maxConnections: Int
-    /// A connection that sends nothing this long after it opens is closed, so idle sockets
-    /// cannot hold every slot: the upgrade-capable HTTP/1 pipeline has no timeout of its own
-    /// before the first request.
+    /// A connection whose first request's head (its line and headers) has not arrived whole
+    /// this long after it opens is closed, so idle sockets, and sockets that trickle a header
+    /// line at a time, cannot hold every slot: the upgrade-capable HTTP/1 pipeline has no
+    /// timeout of its own before the first request, and an idle timeout restarts at every byte.
     public var firstBytesTimeout: Duration
-    /// An HTTP connection idle this long between requests is closed. WebSockets are not: the
-    /// first request upgraded them.
+    /// An HTTP connection is closed when its next request has not arrived this long after the
+    /// last one ended (Hummingbird's idle timeout: bytes of a trickled head do not restart it).
+    /// WebSockets are not: the first request upgraded them.
     public var idleTimeout: Duration
 
     public init(maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)) {
@@ -66,13 +68,18 @@ struct FirstBytesTimeoutChannel<Inner: ServerChildChannel>: ServerChildChannel {
     }
 }
 
-/// Closes the connection if its first bytes do not arrive within `timeout`; removes itself
-/// when they do.
+/// Closes the connection if its first request's head has not arrived whole within `timeout`
+/// of its opening; removes itself once it has. It sits before the HTTP decoder and reads the
+/// bytes as they pass: the head is what comes before the first blank line (CRLF CRLF), and
+/// nothing comes before the first request, so the scan needs no HTTP parsing.
 final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+    typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
     private var deadline: Scheduled<Void>?
+    /// The last bytes seen, so that a blank line split across reads is found.
+    private var tail: [UInt8] = []
+    private static let blankLine: [UInt8] = Array("\r\n\r\n".utf8)
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -88,14 +95,24 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        deadline?.cancel()
-        deadline = nil
+        let bytes = tail + Array(unwrapInboundIn(data).readableBytesView)
+        let complete = Self.containsBlankLine(bytes)
+        tail = Array(bytes.suffix(Self.blankLine.count - 1))
         context.fireChannelRead(data)
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        if complete {
+            deadline?.cancel()
+            deadline = nil
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
+    }
+
+    static func containsBlankLine(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= blankLine.count else { return false }
+        return (0...(bytes.count - blankLine.count)).contains { bytes[$0..<($0 + blankLine.count)].elementsEqual(blankLine) }
     }
 
     private func arm(_ context: ChannelHandlerContext) {
