@@ -40,6 +40,15 @@ struct RelayServerTests {
         return result
     }
 
+    /// A relay over `store` with `limits` on a free loopback port: the port, and the task serving.
+    static func serve(_ store: RelayStore, limits: ConnectionLimits) async throws -> (Int, Task<Void, any Error>) {
+        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        var iterator = ports.makeAsyncIterator()
+        return (try #require(await iterator.next()), task)
+    }
+
     @Test("Sockets that send nothing hold the connection slots only until the first-bytes timeout; an inbox outlives the idle timeout")
     func connectionLimits() async throws {
         let directory = try TemporaryDirectory("relay-limits")
@@ -47,13 +56,8 @@ struct RelayServerTests {
         let store = try RelayStore(path: directory.path + "/relay.sqlite")
         defer { try? store.close() }
         try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
-        let limits = ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(1))
-        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(1)))
         defer { task.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
         let http = HTTPClient.shared
 
         // More than the cap plus what one accept batch can take.
@@ -132,13 +136,8 @@ struct RelayServerTests {
         defer { directory.remove() }
         let store = try RelayStore(path: directory.path + "/relay.sqlite")
         defer { try? store.close() }
-        let limits = ConnectionLimits(maxConnections: 4, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(2))
-        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
+        let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 4, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(2)))
         defer { task.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
 
         let socket = try LoopbackSocket(port: port)
         if afterARequest {
