@@ -72,7 +72,7 @@ struct StateLockTests {
         }
         await first.stop()
         // `first` is still referenced: the end of `run`, not deinit, let go of the lock.
-        _ = try StateDirectoryTests.startDaemon(directory.path)
+        _ = try StateDirectoryTests.restartDaemon(directory.path)
         withExtendedLifetime(first) {}
     }
 
@@ -86,7 +86,7 @@ struct StateLockTests {
             #expect(throws: (any Error).self) { _ = try StateDirectoryTests.startDaemon(directory.path) }
             withExtendedLifetime(unused) {}
         }
-        _ = try StateDirectoryTests.startDaemon(directory.path)
+        _ = try StateDirectoryTests.restartDaemon(directory.path)
     }
 
     @Test("a lock file a crashed daemon left is no obstacle; it then names this process")
