@@ -224,11 +224,11 @@ struct DashboardServerTests {
     }
 
     /// Stores one notification, as the first event of an exchange.
-    private static func storeNotification(_ store: AccessoryStore, _ fill: (inout Notifbridge_V1_Notification) -> Void) throws {
+    private static func storeNotification(_ store: AccessoryStore, sequence: UInt64 = 1, _ fill: (inout Notifbridge_V1_Notification) -> Void) throws {
         let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
         try store.saveExchange(parameters, keyID: [0], now: Date())
         var event = HostEvent()
-        event.sequence = 1
+        event.sequence = sequence
         event.add = .with { $0.notification = .with(fill) }
         var burst = BurstLimiter(limit: .unlimited)
         _ = try store.apply(event, exchangeID: parameters.exchangeID, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
@@ -242,12 +242,10 @@ struct DashboardServerTests {
                 $0.id = WireNotificationID(source: "com.example.chat", notification: "c1")
                 $0.title = "Readable"
             }
-            var event = HostEvent()
-            event.sequence = 2
-            event.add = .with { $0.notification = .with { $0.id = WireNotificationID(source: "com.example.chat", notification: "c2"); $0.title = "Damaged" } }
-            var burst = BurstLimiter(limit: .unlimited)
-            let exchange = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0])).exchangeID
-            _ = try store.apply(event, exchangeID: exchange, now: Date(), conditions: AlertConditions(settings: .default, minuteOfDay: 720, now: .now), burst: &burst)
+            try Self.storeNotification(store, sequence: 2) {
+                $0.id = WireNotificationID(source: "com.example.chat", notification: "c2")
+                $0.title = "Damaged"
+            }
             let database = try DatabaseQueue(path: store.path)
             try database.write { try $0.execute(sql: "UPDATE notification SET payload = x'deadbeef' WHERE notification_id = 'c2'") }
             try database.close()
