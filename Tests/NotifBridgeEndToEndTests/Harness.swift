@@ -45,24 +45,13 @@ struct RunningAccessory {
         internet: (any InternetMessageSource)? = nil
     ) async throws -> RunningAccessory {
         let presenter = RecordingPresenter()
-        // A daemon of this process that just stopped on the directory may hold its lock a moment
-        // longer (StateDirectoryTests.restartDaemon says why).
-        let deadline = ContinuousClock.now + .seconds(5)
-        var started: AccessoryDaemon?
-        while started == nil {
-            do {
-                started = try AccessoryDaemon(
-                    configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits, resources: resources),
-                    policy: policy,
-                    presenter: presenter,
-                    sinks: sinks,
-                    logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
-                )
-            } catch where "\(error)".contains("(process \(getpid()) holds ") && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-        let daemon = started!
+        let daemon = try AccessoryDaemon(
+            configuration: AccessoryConfiguration(stateDirectory: stateDirectory, port: 0, suite: suite, limits: limits, resources: resources),
+            policy: policy,
+            presenter: presenter,
+            sinks: sinks,
+            logger: Logger(label: "test.accessory", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task {
             // A run that ends before it listens ends the wait for the port too.

@@ -26,22 +26,6 @@ struct StateDirectoryTests {
         try AccessoryDaemon(configuration: AccessoryConfiguration(stateDirectory: directory, port: 0, suite: suite), presenter: RecordingPresenter(), logger: logger)
     }
 
-    /// Starts a daemon on a directory whose daemon in this process has just let go. Its lock can
-    /// outlive it by a moment: a flock belongs to the open file, and a child another test forks in
-    /// that moment holds a copy of the descriptor until it execs. A real restart is a new process.
-    static func restartDaemon(
-        _ directory: String, suite: CipherSuite = .xWing, logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-    ) throws -> AccessoryDaemon {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            do {
-                return try startDaemon(directory, suite: suite, logger: logger)
-            } catch where "\(error)".contains("(process \(getpid()) holds ") && ContinuousClock.now < deadline {
-                usleep(20_000)
-            }
-        }
-    }
-
     @Test("a state directory the daemon creates is 0700")
     func created() throws {
         let parent = try TemporaryDirectory("state-new")
@@ -78,7 +62,7 @@ struct StateDirectoryTests {
         chmod(store, 0o644)
         if FileManager.default.fileExists(atPath: store + "-wal") { chmod(store + "-wal", 0o640) }
         let log = CapturedLog()
-        let daemon = try Self.restartDaemon(directory.path, logger: Logger(label: "test", factory: { _ in log }))
+        let daemon = try Self.startDaemon(directory.path, logger: Logger(label: "test", factory: { _ in log }))
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: store + suffix) {
             #expect(Self.mode(store + suffix) == 0o600, "accessory.sqlite\(suffix)")
         }
@@ -118,7 +102,7 @@ struct StateDirectoryTests {
         }
         defer { if root { _ = try? Self.chattr("-i", store) } }
         #expect {
-            _ = try Self.restartDaemon(directory.path)
+            _ = try Self.startDaemon(directory.path)
         } throws: { error in
             "\(error)" == "cannot open the notification store \(store): \(store) cannot be written (a read-only file system, an immutable file, or its permissions), and the accessory writes each notification to it before acknowledging it"
         }
@@ -149,7 +133,7 @@ struct StateDirectoryTests {
         if deleteKey { try FileManager.default.removeItem(atPath: directory.path + "/" + oldKey) }
         let log = CapturedLog()
         let suite: CipherSuite = deleteKey ? .xWing : .p256
-        let daemon = try Self.restartDaemon(directory.path, suite: suite, logger: Logger(label: "test", factory: { _ in log }))
+        let daemon = try Self.startDaemon(directory.path, suite: suite, logger: Logger(label: "test", factory: { _ in log }))
         withExtendedLifetime(daemon) {}
         #expect(log.messages(at: .notice).contains { $0.hasPrefix("generated a new \(suite.rawValue) key ") })
         let warning = "the store holds a key exchange made with key \(keyID), whose key file is gone; the iPhone paired with that key cannot reach this one until it pairs again"

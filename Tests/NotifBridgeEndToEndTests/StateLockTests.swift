@@ -72,7 +72,7 @@ struct StateLockTests {
         }
         await first.stop()
         // `first` is still referenced: the end of `run`, not deinit, let go of the lock.
-        _ = try StateDirectoryTests.restartDaemon(directory.path)
+        _ = try StateDirectoryTests.startDaemon(directory.path)
         withExtendedLifetime(first) {}
     }
 
@@ -86,7 +86,7 @@ struct StateLockTests {
             #expect(throws: (any Error).self) { _ = try StateDirectoryTests.startDaemon(directory.path) }
             withExtendedLifetime(unused) {}
         }
-        _ = try StateDirectoryTests.restartDaemon(directory.path)
+        _ = try StateDirectoryTests.startDaemon(directory.path)
     }
 
     @Test("a lock file a crashed daemon left is no obstacle; it then names this process")
@@ -98,6 +98,39 @@ struct StateLockTests {
         let daemon = try StateDirectoryTests.startDaemon(directory.path)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "\(getpid())\n")
         withExtendedLifetime(daemon) {}
+    }
+
+    /// A child forked while a daemon of this process let go keeps a copy of the lock until it
+    /// execs. The test plays that child: the file names this process, and another open file of
+    /// the test's holds the lock, for a moment or for good.
+    @Test("a lock naming this process that no daemon here holds is waited for, up to the grace; then refused", arguments: [true, false])
+    func forkedCopy(letGo: Bool) throws {
+        let directory = try TemporaryDirectory("lock-copy")
+        defer { directory.remove() }
+        let path = Self.lockPath(directory.path)
+        let fd = open(path, O_RDWR | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        _ = write(fd, "\(getpid())\n", "\(getpid())\n".utf8.count)
+        let copy = Thread {
+            if letGo {
+                usleep(200_000)
+                close(fd)
+            }
+        }
+        copy.start()
+        defer { if !letGo { close(fd) } }
+        if letGo {
+            let daemon = try StateDirectoryTests.startDaemon(directory.path)
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "\(getpid())\n")
+            withExtendedLifetime(daemon) {}
+        } else {
+            #expect {
+                _ = try StateDirectoryTests.startDaemon(directory.path)
+            } throws: { error in
+                "\(error)".contains("(process \(getpid()) holds \(path)); stop it first")
+            }
+        }
     }
 
     @Test("a holder that wrote no process ID is still refused, in plain words")
