@@ -253,7 +253,6 @@ public final class AccessoryStore: Sendable {
 
     // MARK: Key exchanges
 
-    /// The exchange made with the key `keyID`, if the accessory still holds one.
     /// The key IDs of the active exchanges of `suite` made with a key other than `keyID`: at
     /// start, an exchange whose key file is gone (deleted, or a backup restored without it).
     public func activeExchangeKeys(suite: String, other keyID: [UInt8]) throws -> [[UInt8]] {
@@ -264,6 +263,7 @@ public final class AccessoryStore: Sendable {
         }
     }
 
+    /// The exchange made with the key `keyID`, if the accessory still holds one.
     public func activeExchange(keyID: [UInt8]) throws -> KeyExchangeParameters? {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM key_exchange WHERE active AND key_id = ? ORDER BY epoch DESC LIMIT 1", arguments: [Data(keyID)]) else {
