@@ -15,6 +15,7 @@ import NotifBridgeRelayStore
 import NotifBridgeStore
 import NotifBridgeTestSupport
 import NotifBridgeWire
+import Synchronization
 import Testing
 
 /// The relay inbox client as the daemon's source of internet messages.
@@ -122,6 +123,62 @@ struct InternetEndToEndTests {
             let stored = try accessory.daemon.store.notifications().map(\.notificationIdentifier).sorted()
             #expect(stored == (0..<6).map { "n\($0)" })
             await accessory.stop()
+        }
+        try relayStore.close()
+    }
+}
+
+extension InternetEndToEndTests {
+    /// Counts how often the daemon opened its inbox.
+    final class CountingSource: InternetMessageSource {
+        let inner: RelaySource
+        let opened = Mutex(0)
+        init(_ inner: RelaySource) { self.inner = inner }
+        var name: String { inner.name }
+        func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
+            opened.withLock { $0 += 1 }
+            await inner.run(receive: receive)
+        }
+        func push(_ body: [UInt8]) async -> InternetPushResult { await inner.push(body) }
+    }
+
+    /// Two boxes under one relay ID, one paired and one fresh: the fresh one used to acknowledge,
+    /// and so delete, every message, since it could open none.
+    @Test("an accessory without internet keys leaves its inbox alone, and opens it once an exchange gives it some")
+    func inboxWaitsForKeys() async throws {
+        let directory = try TemporaryDirectory("internet-two")
+        defer { directory.remove() }
+        let relayStore = try RelayStore(path: directory.path + "/relay.sqlite")
+        try relayStore.register(accessory: Self.accessoryID, inbox: Self.inbox, post: Self.post)
+        let server = RelayServer(store: relayStore, configuration: .init(port: 0), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await server.application().test(.live) { client in
+            let port = try #require(client.port)
+            var paired = try await RunningAccessory.start(stateDirectory: directory.path + "/paired", internet: RelaySource.loopback(port: port))
+            let pairing = try await HostClient.connect(host: "127.0.0.1", port: paired.port, session: TestHost.session(suites: [.xWing])) { connection in
+                _ = try await connection.waitUntilEstablished()
+                return try #require(connection.pairing)
+            }.0
+            let keyID = try #require(try paired.daemon.store.receivingRatchet(exchangeID: pairing.exchangeID)).keyID
+            var sender = try SendingRatchet(chainKey: try pairing.sender.internetChainKeys(bluetoothUUID: SimulatorIdentity.accessoryIdentifier).hostToAccessory)
+            await paired.stop()
+
+            let fresh = CountingSource(RelaySource.loopback(port: port))
+            let second = try await RunningAccessory.start(stateDirectory: directory.path + "/fresh", internet: fresh)
+            for index in 0..<3 { try await Self.post(client, Array(try sender.seal(Data(Self.event(index)), keyID: keyID).serialized)) }
+            // The fresh one decides before it would connect; its start has long passed that point
+            // once the paired one has stored what it finds.
+            paired = try await RunningAccessory.start(stateDirectory: directory.path + "/paired", internet: RelaySource.loopback(port: port))
+            try await TestWait.until("the paired accessory stored all three") { try paired.daemon.store.notifications().count == 3 }
+            #expect(fresh.opened.withLock { $0 } == 0)
+            #expect(try second.daemon.store.notifications().isEmpty)
+
+            // Paired too (the same simulated iPhone identity): now it holds internet keys.
+            _ = try await HostClient.connect(host: "127.0.0.1", port: second.port, session: TestHost.session(suites: [.xWing])) { connection in
+                try await connection.waitUntilEstablished()
+            }
+            try await TestWait.until("the second accessory opened its inbox") { fresh.opened.withLock { $0 } == 1 }
+            await second.stop()
+            await paired.stop()
         }
         try relayStore.close()
     }

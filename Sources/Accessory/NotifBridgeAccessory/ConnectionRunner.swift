@@ -189,7 +189,7 @@ struct ConnectionRunner: Sendable {
             case .send:
                 continue
             case .persistExchange(let parameters, let internet):
-                try store.saveExchange(parameters, keyID: keys.hold(parameters), now: Date(), internet: internet)
+                try keys.hold(parameters) { keyID in _ = try store.saveExchange(parameters, keyID: keyID, now: Date(), internet: internet) }
                 presenter.present(.keyExchange(suite: parameters.cipherSuite, exchangeID: parameters.exchangeID, resumed: false))
                 logger.info("key exchange \(exchangeHex(parameters.exchangeID)) completed (\(parameters.cipherSuite))")
             case .resumedExchange(let exchangeID):

@@ -11,6 +11,7 @@ final class KeyRing: Sendable {
     private struct Keys {
         var identity: AccessoryPrivateKey
         var exchange: KeyExchangeParameters?
+        var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
     }
 
     let store: any AccessoryKeyStore
@@ -26,16 +27,34 @@ final class KeyRing: Sendable {
         keys.withLock { ($0.identity, $0.exchange) }
     }
 
-    /// Holds a completed exchange; returns the key it was made with.
-    func hold(_ exchange: KeyExchangeParameters) -> [UInt8] {
-        keys.withLock { keys in
+    /// Holds a completed exchange, which `persist` saves under the key it was made with; then
+    /// tells those waiting on ``exchangeChanges()``, once what they would read is on disk.
+    func hold(_ exchange: KeyExchangeParameters, persist: ([UInt8]) throws -> Void) rethrows {
+        let keyID = keys.withLock { keys in
             keys.exchange = exchange
             return keys.identity.keyID
         }
+        defer { announceChange() }
+        try persist(keyID)
     }
 
     func forget(_ exchangeID: UInt64) {
         keys.withLock { if $0.exchange?.exchangeID == exchangeID { $0.exchange = nil } }
+        announceChange()
+    }
+
+    /// Yields once for each change of the held exchange after this call (a burst of them may
+    /// come as one). The relay inbox is open only while the held exchange has internet ratchets.
+    func exchangeChanges() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        keys.withLock { $0.watchers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.keys.withLock { _ = $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private func announceChange() {
+        for watcher in keys.withLock({ Array($0.watchers.values) }) { watcher.yield() }
     }
 
     /// Keeps the new key (a 0600 file, the Keychain) before later connections offer it.

@@ -57,21 +57,54 @@ final class RelayRunner: Sendable {
         self.gate = gate
     }
 
+    /// Holds the inbox open only while the exchange held has internet ratchets. An accessory
+    /// without them could open none of its messages, and would acknowledge (so delete) every
+    /// one: a second box given the same relay ID, or a fresh one, would eat the first's.
     func run() async {
-        logger.info("internet messages from \(source.name)")
-        await source.run { [self] seq, message in try receive(seq, message) }
+        var waitingSaid = false
+        while !Task.isCancelled {
+            // Taken before the check, so that a change between the two is not missed.
+            let changes = keys.exchangeChanges()
+            guard holdsInternetExchange() else {
+                if !waitingSaid {
+                    logger.notice("\(source.name) is not opened until an X-Wing key exchange over Bluetooth or the local network gives this accessory internet keys; its messages wait at the relay")
+                    waitingSaid = true
+                }
+                for await _ in changes { break }
+                continue
+            }
+            waitingSaid = false
+            logger.info("internet messages from \(source.name)")
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [self] in await source.run { [self] seq, message in try receive(seq, message) } }
+                group.addTask { [self] in
+                    for await _ in changes where !holdsInternetExchange() { return }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Whether the exchange held now has internet ratchets.
+    private func holdsInternetExchange() -> Bool {
+        guard let exchangeID = keys.snapshot.exchange?.exchangeID else { return false }
+        if inbox.withLock({ $0?.exchangeID == exchangeID }) { return true }
+        do {
+            return try store.receivingRatchet(exchangeID: exchangeID) != nil
+        } catch {
+            gate.pass(Self.origin) { logger.warning("the relay inbox waits: its ratchet could not be read: \(error)") }
+            return false
+        }
     }
 
     /// Returns once the message's event is stored, or once it is known never to open (then it
     /// is acknowledged all the same, so that it does not hold back the relay's window). Throws
-    /// when the store failed: nothing is acknowledged, and the relay sends it again.
+    /// when the store failed, or the exchange is gone: nothing is acknowledged, and the relay
+    /// sends it again.
     func receive(_ seq: UInt64, _ message: [UInt8]) throws {
-        guard var current = try currentInbox() else {
-            gate.pass(Self.origin) {
-                logger.notice("relay message \(seq) dropped: no internet key exchange is held (an X-Wing exchange over Bluetooth or the local network makes one)")
-            }
-            return
-        }
+        // The exchange went while the inbox was open: the message stays at the relay.
+        guard var current = try currentInbox() else { throw NoInternetExchange() }
         defer { inbox.withLock { $0 = current } }
         switch current.receive(message) {
         case .deliver(let event, let changes, let index):
@@ -96,8 +129,17 @@ final class RelayRunner: Sendable {
                 presenter.present(.refused(detail: "a message from the relay: \(error)"))
             }
         case .refuse(let refusal):
-            gate.pass(Self.origin) { logger.notice("relay message \(seq) refused: \(refusal)") }
+            gate.pass(Self.origin) {
+                // Not an error on the accessory's side: say which of the two usual causes it is.
+                let hint = refusal.code == .unknownKeyID
+                    ? " (sealed for another key exchange: the iPhone has paired again since, or another accessory is given this relay ID)" : ""
+                logger.notice("relay message \(seq) refused: \(refusal)\(hint)")
+            }
         }
+    }
+
+    struct NoInternetExchange: Error, CustomStringConvertible {
+        var description: String { "the key exchange with internet ratchets is no longer held; the message stays at the relay" }
     }
 
     /// The inbox of the held exchange, loaded from the store when the exchange changed; nil
