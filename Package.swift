@@ -442,7 +442,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeTCPTests",
-            dependencies: ["NotifBridgeTCP", "NotifBridgeWire", nioCore, nioEmbedded],
+            dependencies: ["NotifBridgeTCP", "NotifBridgeWire", nioCore, nioEmbedded, nioPosix],
             swiftSettings: swiftSettings
         ),
         .testTarget(

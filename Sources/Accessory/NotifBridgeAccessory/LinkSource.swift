@@ -85,8 +85,8 @@ struct TCPLinkSource: LinkSource {
                             let peer = connection.channel.remoteAddress?.peerLabel ?? "unknown"
                             do {
                                 try await connection.withChunkLink(peer: peer, origin: origin) { link in
+                                    // Returning ends the link gracefully: the last receipts arrive.
                                     await ConnectionTimer.$eventLoop.withValue(eventLoop) { await serve(link) }
-                                    link.close()
                                 }
                             } catch {
                                 gate.pass(origin) { logger.notice("connection ended with an error", metadata: ["peer": "\(peer)", "error": "\(error)"]) }

@@ -83,8 +83,10 @@ public enum TCPLink {
     }
 
     private static func wrap(_ channel: any Channel, limits: WireLimits) throws -> TCPLinkChannel {
+        try channel.pipeline.syncOperations.addHandler(LingeringCloseHandler())
         try addFraming(to: channel, limits: limits)
-        return try TCPLinkChannel(wrappingChannelSynchronously: channel)
+        // Finishing the writer half-closes the socket once what was written is flushed.
+        return try TCPLinkChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }
 
     /// Adds the link's framing (§3.2) to a channel opened elsewhere: a Unix socket, a TLS stream,
@@ -104,7 +106,9 @@ public enum TCPLink {
 
 extension TCPLinkChannel {
     /// Runs `body` with this connection as a `ChunkLink`, the shape both sides drive every
-    /// transport through, and closes the connection when `body` returns. The link's inbound
+    /// transport through, and ends the connection when `body` returns: gracefully, so that what
+    /// it wrote last arrives (``TCPLink/lingerTimeout``), unless it closed the link itself or
+    /// threw, which close at once. The link's inbound
     /// stream reads the socket only as fast as it is consumed: a consumer that stops taking
     /// chunks stops NIO reading, and TCP pushes back on the sender.
     /// The link's kind follows the remote address: loopback or the local network.
@@ -121,7 +125,9 @@ extension TCPLinkChannel {
                 write: { try await outbound.write(contentsOf: $0) },
                 close: { channel.close(promise: nil) }
             )
-            return try await body(link)
+            let result = try await body(link)
+            await TCPLink.linger(channel, finishing: outbound)
+            return result
         }
     }
 }

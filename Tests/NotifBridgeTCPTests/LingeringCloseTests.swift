@@ -1,0 +1,80 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NotifBridgeTCP
+import NotifBridgeWire
+import Testing
+
+/// A side that ends a link while the peer's chunks sit unread in its socket must still deliver
+/// what it wrote last: the accessory stopping under load writes the receipts of its last commit,
+/// then ends while the iPhone is still sending. A plain close there answers with a reset, which
+/// loses the receipts the iPhone had not read yet, and NIO fails writes it still held.
+@Suite("Ending a TCP link")
+struct LingeringCloseTests {
+    static let replies = 1000
+    static let replyLength = 1000
+
+    @Test("the last writes reach a peer that keeps sending; the peer then sees the link end cleanly")
+    func lastWritesArrive() async throws {
+        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
+        let port = try #require(listener.channel.localAddress?.port)
+        async let served: Void = listener.executeThenClose { connections, _ in
+            for try await connection in connections {
+                try await connection.withChunkLink(peer: "the iPhone") { link in
+                    var iterator = link.inbound.makeAsyncIterator()
+                    _ = try await iterator.next()
+                    for index in 0..<Self.replies {
+                        try await link.write([[UInt8](repeating: UInt8(truncatingIfNeeded: index), count: Self.replyLength)])
+                    }
+                }
+                return
+            }
+        }
+        let client = try await TCPLink.connect(host: "127.0.0.1", port: port, limits: .default)
+        let received = try await client.withChunkLink(peer: "the accessory") { link in
+            // Sends until the link is gone, as the iPhone does under load (a chunk a millisecond);
+            // reads late, so that replies are still in flight when the accessory ends.
+            let writer = Task {
+                while !Task.isCancelled {
+                    try await link.write([[UInt8](repeating: 7, count: 4000)])
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            defer { writer.cancel() }
+            try await Task.sleep(for: .milliseconds(300))
+            var chunks = 0
+            for try await item in link.inbound {
+                if case .chunk(let chunk) = item, chunk.count == Self.replyLength { chunks += 1 }
+            }
+            return chunks
+        }
+        try await served
+        #expect(received == Self.replies)
+    }
+
+    /// A peer that neither reads nor closes cannot hold the connection open: the wait after the
+    /// half-closure is bounded.
+    @Test("a peer that never closes its side is closed on after the linger timeout")
+    func silentPeerBounded() async throws {
+        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
+        let port = try #require(listener.channel.localAddress?.port)
+        // Keeps its side open after the accessory's half-closure, and sends one chunk.
+        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connect(host: "127.0.0.1", port: port).get()
+        defer { peer.close(promise: nil) }
+        try await peer.writeAndFlush(ByteBuffer(bytes: [0x01, 0x00, 0xAA])).get()
+        let started = ContinuousClock.now
+        try await listener.executeThenClose { connections, _ in
+            for try await connection in connections {
+                try await connection.withChunkLink(peer: "a silent peer") { link in
+                    var iterator = link.inbound.makeAsyncIterator()
+                    _ = try await iterator.next()
+                }
+                return
+            }
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(1), "it waited for the peer before closing (\(waited))")
+    }
+}
