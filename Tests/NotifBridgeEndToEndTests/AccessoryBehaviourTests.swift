@@ -76,6 +76,8 @@ struct AccessoryBehaviourTests {
             #expect(!wrongType.ok && wrongType.message?.contains("does not take text") == true)
             let unknownAction = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m3", action: "nope"))
             #expect(!unknownAction.ok && unknownAction.message?.contains("has no action \"nope\"") == true)
+            let unnamed = await accessory.daemon.control.respond(ControlRequest(op: .reply, source: source, id: "m3", text: "x"))
+            #expect(unnamed.message == "reply needs the action to take (\"action\"); \(source)/m3 has: reply (text input), like (background), com.apple.dismiss (dismiss)", "\(unnamed.message ?? "")")
             let gone = await accessory.daemon.control.respond(ControlRequest(op: .action, source: source, id: "m1", action: "like"))
             #expect(!gone.ok, "a dismissed notification cannot be acted on")
             // `respond list --all` still shows it, so the refusal says it was removed, not that it is unknown.

@@ -178,7 +178,7 @@ public struct ControlService: Sendable {
             return .failure("list sends nothing")
         case .action, .reply:
             guard let actionID = request.action, let action = actions.first(where: { $0.identifier == actionID }) else {
-                return .failure(SendFailure("\(record.sourceIdentifier)/\(record.notificationIdentifier) has no action \"\(request.action ?? "")\"; it has: \(available.isEmpty ? "none" : available)"))
+                return .failure(missingAction(request, record, available: available.isEmpty ? "none" : available))
             }
             if request.op == .action {
                 guard action.type != .textInput else { return .failure(SendFailure("action \(actionID) takes text: use reply")) }
@@ -200,6 +200,15 @@ public struct ControlService: Sendable {
         }
     }
 
+    /// The refusal of a request that names no action, or one the notification does not have.
+    private static func missingAction(_ request: ControlRequest, _ record: StoredNotification, available: String) -> SendFailure {
+        let notification = "\(record.sourceIdentifier)/\(record.notificationIdentifier)"
+        guard let action = request.action else {
+            return SendFailure("\(request.op.rawValue) needs the action to take (\"action\"); \(notification) has: \(available)")
+        }
+        return SendFailure("\(notification) has no action \"\(action)\"; it has: \(available)")
+    }
+
     /// The ANCS action a request performs: an action by its identifier, or the negative action
     /// for dismiss and clear (ANCS has no other way to remove a notification on the iPhone).
     private static func ancsAction(for request: ControlRequest, record: StoredNotification) -> Result<ANCSActionID, SendFailure> {
@@ -212,7 +221,7 @@ public struct ControlService: Sendable {
             return .failure(SendFailure("\(record.notificationIdentifier) came through ANCS, which carries no text replies"))
         case .action:
             guard let actionID = request.action, identifiers.contains(actionID), let action = ANCSMapping.actionID(forIdentifier: actionID) else {
-                return .failure(SendFailure("\(record.sourceIdentifier)/\(record.notificationIdentifier) has no action \"\(request.action ?? "")\"; it has: \(available)"))
+                return .failure(missingAction(request, record, available: available))
             }
             return .success(action)
         case .dismiss, .clear:
