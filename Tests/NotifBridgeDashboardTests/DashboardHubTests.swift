@@ -59,3 +59,21 @@ struct DashboardHubTests {
         #expect(DashboardHub.apply(.connected(peer: "one-more"), to: &state, at: Date()))
     }
 }
+
+/// A live update replaces the list item with its key, so two notifications must never share one.
+@Suite("Dashboard list keys")
+struct DashboardKeyTests {
+    @Test("keys of notifications whose source and ID split one text differently differ; a plain one reads source/id", arguments: [
+        (("a/b", "c"), ("a", "b/c")),
+        (("a%2Fb", "c"), ("a/b", "c")),
+        (("a", "b"), ("a/", "b")),
+    ])
+    func distinct(first: (String, String), second: (String, String)) {
+        #expect(NotificationView.key(source: first.0, id: first.1) != NotificationView.key(source: second.0, id: second.1))
+    }
+
+    @Test("a source without / or % keeps its plain key")
+    func plain() {
+        #expect(NotificationView.key(source: "com.apple.MobileSMS", id: "m/1") == "com.apple.MobileSMS/m/1")
+    }
+}

@@ -38,9 +38,10 @@ struct DashboardSessionsTests {
         let sessions = DashboardSessions(token: Self.token)
         let cookie = sessions.open()
         let parts = cookie.split(separator: ".").map(String.init)
-        #expect(parts.count == 3 && parts[0].count == 32 && parts[2].count == 64)
+        #expect(parts.count == 3 && parts[0].count == 32 && parts[2].count == 44)
         let later = "\(parts[0]).\(Int(parts[1])! + 3600).\(parts[2])"
-        let flipped = String(cookie.dropLast()) + (cookie.last == "0" ? "1" : "0")
+        let mac = Array(parts[2])
+        let flipped = "\(parts[0]).\(parts[1]).\(String([mac[0] == "A" ? "B" : "A"] + mac.dropFirst()))"
         for forged in [later, flipped, "", "..", parts[0], Self.token.value, cookie + "."] {
             #expect(!sessions.isOpen(Substring(forged)), "\(forged)")
         }

@@ -10,7 +10,8 @@ import Synchronization
 /// (the file deleted) ends them all.
 ///
 /// A cookie is `ID.EXPIRY.MAC`: 16 random bytes as hex, the Unix time it ends, and the
-/// HMAC-SHA256 of the two under the session key.
+/// HMAC-SHA256 of the two under the session key, in base64 (Foundation decodes it, and
+/// swift-crypto compares it in constant time).
 final class DashboardSessions: Sendable {
     /// A working day and then some; the token logs in again after it.
     static let lifetime = Duration.seconds(12 * 3600)
@@ -40,7 +41,7 @@ final class DashboardSessions: Sendable {
         let id = SymmetricKey(size: .bits128).withUnsafeBytes { hexString($0) }
         let expiry = Int(now().timeIntervalSince1970) + Int(lifetime.components.seconds)
         let signed = "\(id).\(expiry)"
-        return "\(signed).\(hexString(HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: key)))"
+        return "\(signed).\(Data(HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: key)).base64EncodedString())"
     }
 
     /// Whether `cookie` is a session this token signed that has not ended.
@@ -65,23 +66,12 @@ final class DashboardSessions: Sendable {
     /// The session's ID and expiry, if the MAC is this key's and the session has not expired.
     private func verified(_ cookie: Substring) -> (id: String, expiry: Int)? {
         let parts = cookie.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].utf8.count == 32, let expiry = Int(parts[1]), let mac = Self.bytes(hex: parts[2]) else { return nil }
+        guard parts.count == 3, parts[0].utf8.count == 32, let expiry = Int(parts[1]), let mac = Data(base64Encoded: String(parts[2])), mac.count == SHA256.byteCount else {
+            return nil
+        }
         let signed = "\(parts[0]).\(parts[1])"
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key) else { return nil }
         guard Double(expiry) > now().timeIntervalSince1970 else { return nil }
         return (String(parts[0]), expiry)
-    }
-
-    private static func bytes(hex: Substring) -> [UInt8]? {
-        guard hex.utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }

@@ -31,11 +31,17 @@ struct NotificationView: Sendable {
     let hasAttachments: Bool
     let iOSAlerting: String?
 
+    /// The list item's identity for live updates: `source/id`, with `%` and `/` escaped in the
+    /// source, so that a peer's source holding a `/` cannot name another notification's item.
+    static func key(source: String, id: String) -> String {
+        source.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F") + "/" + id
+    }
+
     init(_ record: StoredNotification) {
         let n = record.notification
         source = record.sourceIdentifier
         id = record.notificationIdentifier
-        key = source + "/" + id
+        key = Self.key(source: source, id: id)
         app = n.sourceName.isEmpty ? source : n.sourceName
         title = n.hasTitle && !n.title.isEmpty ? n.title : nil
         subtitle = n.hasSubtitle && !n.subtitle.isEmpty ? n.subtitle : nil
