@@ -46,4 +46,33 @@ struct LogThrottleTests {
         #expect(summaries == [LogThrottle.Summary(origin: LogThrottle.overflowOrigin, suppressed: 10_001)])
         #expect(throttle.trackedOrigins == 0)
     }
+
+    /// The whole log's bound: a peer with many addresses gets `maxLines` lines a window between
+    /// all of them, and one more is counted under its own origin.
+    @Test("All origins together write maxLines lines a window; one more is counted; the next window writes again", arguments: [100, 101])
+    func allOrigins(lines: Int) {
+        var throttle = LogThrottle(burst: 5, interval: .seconds(10), maxOrigins: 256, maxLines: 100)
+        let admitted = (0..<lines).filter { throttle.admit("2001:db8::\($0)", now: start) }.count
+        #expect(admitted == 100)
+        #expect(throttle.summaries(now: start + .seconds(10)) == (lines > 100 ? [LogThrottle.Summary(origin: "2001:db8::100", suppressed: 1)] : []))
+        let nextWindow = throttle.admit("2001:db8::100", now: start + .seconds(10))
+        #expect(nextWindow, "a new window")
+    }
+
+    @Test("At most maxSummaries summaries; past it the origins that suppressed least are added up in one", arguments: [4, 5])
+    func summaryBound(origins: Int) {
+        var throttle = LogThrottle(burst: 1, interval: .seconds(10), maxSummaries: 4)
+        for origin in 0..<origins {
+            for _ in 0...(origin + 1) { _ = throttle.admit("o\(origin)", now: start) }
+        }
+        let summaries = throttle.summaries(now: start + .seconds(10))
+        if origins == 4 {
+            #expect(summaries == (0..<4).map { LogThrottle.Summary(origin: "o\($0)", suppressed: $0 + 1) })
+        } else {
+            #expect(summaries == [
+                LogThrottle.Summary(origin: "o2", suppressed: 3), LogThrottle.Summary(origin: "o3", suppressed: 4), LogThrottle.Summary(origin: "o4", suppressed: 5),
+                LogThrottle.Summary(origin: "lines about 2 other origins", suppressed: 1 + 2),
+            ])
+        }
+    }
 }
