@@ -315,7 +315,7 @@ let package = Package(
         // Golden vectors: written by `notifbridge vectors`, read by the tests.
         .target(
             name: "NotifBridgeVectors",
-            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", crypto, .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Sources/Tools/NotifBridgeVectors",
             swiftSettings: swiftSettings
         ),

@@ -116,4 +116,12 @@ struct GoldenVectorTests {
         let text = document.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(text.contains("the X-Wing vector's `\(exchange.exchangeID)` is the LinkMessage `\(bytes)`"), "§4.2 should quote \(exchange.exchangeID) as \(bytes)")
     }
+
+    /// The file is what the code writes today: a change to what the messages say (an encoding,
+    /// a sample) shows here, so the vectors and PROTOCOL.md are regenerated and read again.
+    @Test("Regenerating from the recorded exchanges writes the file as it is")
+    func regenerates() throws {
+        let url = TestVectors.directory.appendingPathComponent("golden-v1.json")
+        #expect(try GoldenVectors.make(recorded: GoldenVectors.load(from: url)) == Data(contentsOf: url))
+    }
 }

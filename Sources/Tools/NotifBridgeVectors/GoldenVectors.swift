@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NotifBridgeCrypto
 import NotifBridgeHostCore
@@ -45,10 +46,18 @@ public enum GoldenVectors {
 
     public static let fixedDate = Date(timeIntervalSince1970: 1_778_490_000)  // 2026-05-11 09:00:00 UTC
 
-    public static func make() throws -> Data {
+    /// Writes the file. With `recorded`, each suite's exchange is the one that file recorded (the
+    /// accessory's side derives the same keys from its encapsulated key), and a recorded
+    /// ciphertext that still opens to its message's plaintext is kept, so regenerating gives the
+    /// same bytes unless what the messages say changed. Without it, a new encapsulation and new
+    /// nonces change every key and ciphertext.
+    public static func make(recorded: File? = nil) throws -> Data {
+        let suites: [(CipherSuite, [UInt8])] = [(.xWing, Array(0x00...0x1f)), (.p256, Array(0x01...0x20))]
         let file = File(
             description: "NotifBridge protocol v1 golden vectors: fixed accessory keys, one recorded exchange per suite, sealed HostEvents and an AccessoryEvent with their plaintexts (protobuf), and chunk framing examples.",
-            exchanges: try [exchange(.xWing, secret: Array(0x00...0x1f)), exchange(.p256, secret: Array(0x01...0x20))],
+            exchanges: try suites.map { suite, secret in
+                try exchange(suite, secret: secret, recorded: recorded?.exchanges.first { $0.suite == suite.rawValue && $0.accessorySecret == hexString(secret) })
+            },
             framing: framing()
         )
         let encoder = JSONEncoder()
@@ -56,12 +65,32 @@ public enum GoldenVectors {
         return try encoder.encode(file)
     }
 
-    private static func exchange(_ suite: CipherSuite, secret: [UInt8]) throws -> Exchange {
+    private static func exchange(_ suite: CipherSuite, secret: [UInt8], recorded: Exchange?) throws -> Exchange {
         let identifier = SimulatorIdentity.accessoryIdentifier
         let featureID = SimulatorIdentity.featureID
         let key = try AccessoryPrivateKey(suite: suite, secretRepresentation: Data(secret))
-        var sender = try SenderSession(suite: suite, accessoryPublicKey: key.publicKeyRepresentation, identifier: identifier)
-        let keys = try sender.featureKeys(featureID: featureID)
+        let parameters: KeyExchangeParameters
+        let keys: FeatureKeys
+        if let recorded {
+            guard let encapsulatedKey = Hex.bytes(recorded.encapsulatedKey) else {
+                throw VectorError("the recorded \(suite.rawValue) encapsulatedKey is not hex")
+            }
+            parameters = KeyExchangeParameters(cipherSuite: suite.rawValue, version: CipherSuite.versionName, identifier: identifier, encapsulatedKey: Data(encapsulatedKey))
+            var recipient = try RecipientSession(privateKey: key, parameters: parameters)
+            keys = try recipient.featureKeys(featureID: featureID)
+        } else {
+            var sender = try SenderSession(suite: suite, accessoryPublicKey: key.publicKeyRepresentation, identifier: identifier)
+            parameters = sender.parameters
+            keys = try sender.featureKeys(featureID: featureID)
+        }
+        /// The recorded ciphertext at `index` if it opens to `plaintext`, or a new seal.
+        func sealed(_ plaintext: Data, index: Int, using key: SymmetricKey) throws -> Data {
+            if let message = recorded?.messages.dropFirst(index).first, let bytes = Hex.bytes(message.ciphertext),
+               (try? FeatureCipher.open(bytes, using: key)) == plaintext {
+                return Data(bytes)
+            }
+            return try FeatureCipher.seal(plaintext, using: key)
+        }
         var messages: [Message] = []
         var sequence: UInt64 = 0
         let operations = Array(SampleNotifications.demo(now: fixedDate).prefix(3)) + [.remove(source: "com.apple.MobileSMS", id: "msg-4711"), .removeAll]
@@ -71,7 +100,7 @@ public enum GoldenVectors {
             event.sequence = sequence
             event.event = try DataProvider.event(for: operation, now: fixedDate)
             let plaintext = WireCodec.encode(event)
-            let ciphertext = try FeatureCipher.seal(plaintext, using: keys.hostToAccessory)
+            let ciphertext = try sealed(Data(plaintext), index: messages.count, using: keys.hostToAccessory)
             messages.append(Message(
                 direction: Direction.hostToAccessory.rawValue,
                 summary: "\(operation.summaryLine) #\(sequence)",
@@ -92,20 +121,20 @@ public enum GoldenVectors {
         messages.append(Message(
             direction: Direction.accessoryToHost.rawValue,
             summary: "receipt for #1",
-            ciphertext: hexString(try FeatureCipher.seal(receiptBytes, using: keys.accessoryToHost)),
+            ciphertext: hexString(try sealed(Data(receiptBytes), index: messages.count, using: keys.accessoryToHost)),
             plaintext: hexString(receiptBytes),
             decoded: try DecodedJSON(receipt)
         ))
         return Exchange(
-            suite: sender.parameters.cipherSuite,
-            version: sender.parameters.version,
+            suite: parameters.cipherSuite,
+            version: parameters.version,
             identifier: identifier,
             featureID: featureID,
             accessorySecret: hexString(secret),
             accessoryPublicKey: hexString(key.publicKeyRepresentation),
             keyID: hexString(key.keyID),
-            encapsulatedKey: hexString(sender.parameters.encapsulatedKey),
-            exchangeID: String(format: "%016llx", sender.parameters.exchangeID),
+            encapsulatedKey: hexString(parameters.encapsulatedKey),
+            exchangeID: String(format: "%016llx", parameters.exchangeID),
             hostToAccessoryKey: hexString(keys.rawBytes(for: .hostToAccessory)),
             accessoryToHostKey: hexString(keys.rawBytes(for: .accessoryToHost)),
             messages: messages
