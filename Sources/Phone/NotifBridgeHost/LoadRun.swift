@@ -68,9 +68,13 @@ public struct LoadRun: Sendable {
         // and nothing more will arrive to wait for.
         for index in 1...max(count, 1) where count > 0 {
             if receipts.isClosed { break }
-            if rate > 0 {
-                let due = start + due(index: index)
-                if due > clock.now { try await Task.sleep(until: due, clock: clock) }
+            if rate > 0, case let due = start + due(index: index), due > clock.now {
+                try await Task.sleep(until: due, clock: clock)
+            } else {
+                // Behind schedule (or unpaced), `send` never suspends: without a turn given up,
+                // the receipt reader could wait behind this loop for seconds, and receipts that
+                // an accessory stopping meanwhile sent would sit unread until it gave up on us.
+                await Task.yield()
             }
             let now = clock.now
             sentAt[try connection.send(make(index))] = now
