@@ -72,10 +72,7 @@ public enum GoldenVectors {
         let parameters: KeyExchangeParameters
         let keys: FeatureKeys
         if let recorded {
-            guard let encapsulatedKey = Hex.bytes(recorded.encapsulatedKey) else {
-                throw VectorError("the recorded \(suite.rawValue) encapsulatedKey is not hex")
-            }
-            parameters = KeyExchangeParameters(cipherSuite: suite.rawValue, version: CipherSuite.versionName, identifier: identifier, encapsulatedKey: Data(encapsulatedKey))
+            parameters = try .recorded(suite, identifier: identifier, encapsulatedKey: recorded.encapsulatedKey)
             var recipient = try RecipientSession(privateKey: key, parameters: parameters)
             keys = try recipient.featureKeys(featureID: featureID)
         } else {

@@ -86,10 +86,7 @@ public enum RatchetVectors {
         let parameters: KeyExchangeParameters
         let chainKeys: InternetChainKeys
         if let recorded {
-            guard let encapsulatedKey = Hex.bytes(recorded.encapsulatedKey) else {
-                throw VectorError("the recorded encapsulatedKey is not hex")
-            }
-            parameters = KeyExchangeParameters(cipherSuite: suite.rawValue, version: CipherSuite.versionName, identifier: identifier, encapsulatedKey: Data(encapsulatedKey))
+            parameters = try .recorded(suite, identifier: identifier, encapsulatedKey: recorded.encapsulatedKey)
             chainKeys = try RecipientSession(privateKey: key, parameters: parameters).internetChainKeys(bluetoothUUID: identifier)
         } else {
             let sender = try SenderSession(suite: suite, accessoryPublicKey: key.publicKeyRepresentation, identifier: identifier)
