@@ -65,36 +65,52 @@ final class RelayRunner: Sendable {
         while !Task.isCancelled {
             // Taken before the check, so that a change between the two is not missed.
             let changes = keys.exchangeChanges()
-            guard holdsInternetExchange() else {
+            switch holdsInternetExchange() {
+            case true?:
+                waitingSaid = false
+                logger.info("internet messages from \(source.name)")
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { [self] in await source.run { [self] seq, message in try receive(seq, message) } }
+                    group.addTask { [self] in
+                        for await _ in changes where holdsInternetExchange() == false { return }
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
+            case false?:
                 if !waitingSaid {
                     logger.notice("\(source.name) is not opened until an X-Wing key exchange over Bluetooth or the local network gives this accessory internet keys; its messages wait at the relay")
                     waitingSaid = true
                 }
-                for await _ in changes { break }
-                continue
-            }
-            waitingSaid = false
-            logger.info("internet messages from \(source.name)")
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [self] in await source.run { [self] seq, message in try receive(seq, message) } }
-                group.addTask { [self] in
-                    for await _ in changes where !holdsInternetExchange() { return }
-                }
-                await group.next()
-                group.cancelAll()
+                await Self.next(changes)
+            case nil:
+                await Self.next(changes, orAfter: Self.storeRetryDelay)
             }
         }
     }
 
-    /// Whether the exchange held now has internet ratchets.
-    private func holdsInternetExchange() -> Bool {
+    /// How long the inbox waits before it asks the store again after a failed read.
+    static let storeRetryDelay = Duration.seconds(30)
+
+    /// Returns at the next change of the held exchange, or after `delay` if one is given.
+    private static func next(_ changes: AsyncStream<Void>, orAfter delay: Duration? = nil) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in changes { return } }
+            if let delay { group.addTask { try? await Task.sleep(for: delay) } }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Whether the exchange held now has internet ratchets; nil when the store could not say.
+    private func holdsInternetExchange() -> Bool? {
         guard let exchangeID = keys.snapshot.exchange?.exchangeID else { return false }
         if inbox.withLock({ $0?.exchangeID == exchangeID }) { return true }
         do {
             return try store.receivingRatchet(exchangeID: exchangeID) != nil
         } catch {
-            gate.pass(Self.origin) { logger.warning("the relay inbox waits: its ratchet could not be read: \(error)") }
-            return false
+            gate.pass(Self.origin) { logger.warning("the relay inbox waits: the store could not say whether this accessory has internet keys: \(error)") }
+            return nil
         }
     }
 
