@@ -47,11 +47,18 @@ struct NotifBridgeCommand: AsyncParsableCommand {
             if code.isSuccess {
                 print(message)
             } else {
-                FileHandle.standardError.write(Data((message + "\n").utf8))
+                writeToStandardError(message + "\n")
             }
         }
         Foundation.exit(code.rawValue)
     }
+}
+
+/// Writes to standard error, come what may: Foundation's `write(_:)` traps when the write fails
+/// (standard error on a full disk, `/dev/full`, a file over its size limit), which turned a
+/// clear exit into a crash.
+func writeToStandardError(_ text: String) {
+    try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
 }
 
 /// Options every subcommand shares.

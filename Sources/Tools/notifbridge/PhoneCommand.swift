@@ -83,7 +83,7 @@ struct PhoneTarget: ParsableArguments {
         let client = RelayPostClient(configuration: .init(relay: relay, accessoryID: relayId, token: try RelayCredentials.token(file: relayTokenFile)))
         return try InternetTransport(file: InternetPairingFile(path: internetPairing)) { message throws(AccessoryMessageError) in
             // The relay's answer is a peer's text.
-            try await client.send(message) { FileHandle.standardError.write(Data("notifbridge: \(terminalSafe("\($0)"))\n".utf8)) }
+            try await client.send(message) { writeToStandardError("notifbridge: \(terminalSafe("\($0)"))\n") }
         }
     }
 
@@ -253,12 +253,12 @@ struct Forward: AsyncParsableCommand {
     func run() async throws {
         do { try checkSomethingToSend() } catch {
             // As ArgumentParser reports validate()'s errors; from run() it would show the root's usage.
-            FileHandle.standardError.write(Data("""
+            writeToStandardError("""
                 Error: \(error)
                 Usage: notifbridge phone forward <options>
                   See 'notifbridge phone forward --help' for more information.
 
-                """.utf8))
+                """)
             throw ExitCode.validationFailure
         }
         _ = common.makeLogger("notifbridge.phone")

@@ -231,7 +231,13 @@ struct RelayCommand: AsyncParsableCommand {
             try await state.withStore(logger: common.makeLogger("notifbridge.relay")) { store in
                 try await store.register(accessory: accessory, inbox: inbox, post: post)
             }
-            print(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#)
+            // The only copy of the tokens: a write that fails (a full disk behind a redirect) must
+            // not end in success, as `print` would.
+            do {
+                try FileHandle.standardOutput.write(contentsOf: Data(#"{"accessory":"\#(accessory)","inboxToken":"\#(inbox.text)","postToken":"\#(post.text)"}"#.utf8 + [0x0A]))
+            } catch {
+                throw CommandFailure("the new tokens could not be written to standard output (\(fileErrorText(error, path: "/dev/stdout"))); the old ones are replaced already, so register \(accessory) again")
+            }
         }
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import NotifBridgeTestSupport
+import Testing
+
+/// Standard output or error on a full disk (`/dev/full` fails every write with ENOSPC): a
+/// command still ends with its own exit status, and one whose output is the only copy of what it
+/// made says the write failed instead of succeeding.
+@Suite("Commands whose output cannot be written")
+struct FullOutputTests {
+    /// Runs the executable with standard output and/or error on `/dev/full`; the other stream,
+    /// if any, is collected.
+    static func run(_ arguments: [String], fullOutput: Bool, fullErrors: Bool) throws -> (reason: Process.TerminationReason, status: Int32, said: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try ExecutableTests.executable())
+        process.arguments = arguments
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let collected = Pipe()
+        process.standardOutput = fullOutput ? full : collected
+        process.standardError = fullErrors ? full : collected
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // A pipe the child was not given would never reach its end here.
+        let said = fullOutput && fullErrors ? "" : String(decoding: collected.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus, said)
+    }
+
+    /// Foundation's `FileHandle.write(_:)` traps on a failed write: the error message on a full
+    /// standard error crashed the command (SIGILL) instead of exiting 1.
+    @Test("an error whose message cannot be written still exits 1, not with a crash")
+    func errorOnFullStandardError() throws {
+        let result = try Self.run(["phone", "--port", "1", "--title", "Anna", "--body", "Lunch?"], fullOutput: true, fullErrors: true)
+        #expect(result.reason == .exit && result.status == 1, "\(result)")
+    }
+
+    /// The relay keeps only the tokens' digests: the printed line is their one copy.
+    @Test("relay register whose tokens cannot be printed fails, saying to register again")
+    func registerOnFullStandardOutput() throws {
+        let directory = try TemporaryDirectory("full-output")
+        defer { directory.remove() }
+        let result = try Self.run(["relay", "register", "watch-1", "--state", directory.path], fullOutput: true, fullErrors: false)
+        #expect(result.reason == .exit && result.status == 1, "\(result)")
+        #expect(result.said.contains("the new tokens could not be written to standard output (No space left on device (errno 28)); the old ones are replaced already, so register watch-1 again"), "\(result.said)")
+    }
+}
