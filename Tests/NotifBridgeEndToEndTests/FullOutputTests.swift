@@ -42,4 +42,14 @@ struct FullOutputTests {
         #expect(result.reason == .exit && result.status == 1, "\(result)")
         #expect(result.said.contains("the new tokens could not be written to standard output (No space left on device (errno 28)); the old ones are replaced already, so register watch-1 again"), "\(result.said)")
     }
+
+    /// `print` drops a failed write silently: `--help > file` on a full disk ended in success.
+    @Test("output that could not be written ends in failure, saying so", arguments: [["--help"], ["vectors", "--out", "VECTORS"]])
+    func printedOutputChecked(arguments: [String]) throws {
+        let directory = try TemporaryDirectory("full-output")
+        defer { directory.remove() }
+        let result = try Self.run(arguments.map { $0 == "VECTORS" ? directory.path + "/golden.json" : $0 }, fullOutput: true, fullErrors: false)
+        #expect(result.reason == .exit && result.status == 1, "\(result)")
+        #expect(result.said.hasSuffix("Error: standard output could not be written: No space left on device\n"), "\(result.said)")
+    }
 }

@@ -35,6 +35,19 @@ struct NotifBridgeCommand: AsyncParsableCommand {
         } catch {
             exitShowingSafely(error)
         }
+        if !flushedStandardOutput() { Foundation.exit(1) }
+    }
+
+    /// Whether everything printed reached standard output. `print` drops a failed write without a
+    /// word, so `respond list > file` on a full disk would end in success with the file cut
+    /// short. A reader that went away (`| head`) is no news to anyone, so it is not reported.
+    static func flushedStandardOutput() -> Bool {
+        // Every stream: Swift 6 will not name C's `stdout`, and standard output is the only
+        // buffered stream this process writes.
+        guard fflush(nil) != 0 else { return true }
+        let failed = errno
+        if failed != EPIPE { writeToStandardError("Error: standard output could not be written: \(String(cString: strerror(failed)))\n") }
+        return false
     }
 
     /// ArgumentParser's `exit(withError:)`, with the message made safe for a terminal first: an
@@ -46,6 +59,7 @@ struct NotifBridgeCommand: AsyncParsableCommand {
         if !message.isEmpty {
             if code.isSuccess {
                 print(message)
+                if !flushedStandardOutput() { Foundation.exit(1) }
             } else {
                 writeToStandardError(message + "\n")
             }
