@@ -64,6 +64,16 @@ struct InternetEndToEndTests {
         return WireCodec.encode(event)
     }
 
+    /// A relay on a loopback port with this accessory registered, its store in `directory`, for
+    /// the length of `body`.
+    static func withRelay(in directory: String, _ body: @Sendable (_ client: any TestClientProtocol, _ relayStore: RelayStore) async throws -> Void) async throws {
+        let relayStore = try RelayStore(path: directory + "/relay.sqlite")
+        try relayStore.register(accessory: accessoryID, inbox: inbox, post: post)
+        let server = RelayServer(store: relayStore, configuration: .init(port: 0), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await server.application().test(.live) { client in try await body(client, relayStore) }
+        try relayStore.close()
+    }
+
     static func post(_ client: some TestClientProtocol, _ message: [UInt8]) async throws {
         let response = try await client.execute(
             uri: "/v1/accessories/\(accessoryID)/messages", method: .post,
@@ -76,10 +86,7 @@ struct InternetEndToEndTests {
     func relayPath() async throws {
         let directory = try TemporaryDirectory("internet-e2e")
         defer { directory.remove() }
-        let relayStore = try RelayStore(path: directory.path + "/relay.sqlite")
-        try relayStore.register(accessory: Self.accessoryID, inbox: Self.inbox, post: Self.post)
-        let server = RelayServer(store: relayStore, configuration: .init(port: 0), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await server.application().test(.live) { client in
+        try await Self.withRelay(in: directory.path) { client, relayStore in
             let relayURL = "ws://127.0.0.1:\(try #require(client.port))"
             let source = RelaySource(client: RelayInboxClient(
                 configuration: .init(relay: relayURL, accessoryID: Self.accessoryID, token: Self.inbox.text, minRetryDelay: .milliseconds(50)),
@@ -124,7 +131,6 @@ struct InternetEndToEndTests {
             #expect(stored == (0..<6).map { "n\($0)" })
             await accessory.stop()
         }
-        try relayStore.close()
     }
 }
 
@@ -148,10 +154,7 @@ extension InternetEndToEndTests {
     func inboxWaitsForKeys() async throws {
         let directory = try TemporaryDirectory("internet-two")
         defer { directory.remove() }
-        let relayStore = try RelayStore(path: directory.path + "/relay.sqlite")
-        try relayStore.register(accessory: Self.accessoryID, inbox: Self.inbox, post: Self.post)
-        let server = RelayServer(store: relayStore, configuration: .init(port: 0), logger: Logger(label: "relay", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await server.application().test(.live) { client in
+        try await Self.withRelay(in: directory.path) { client, relayStore in
             let port = try #require(client.port)
             var paired = try await RunningAccessory.start(stateDirectory: directory.path + "/paired", internet: RelaySource.loopback(port: port))
             let pairing = try await HostClient.connect(host: "127.0.0.1", port: paired.port, session: TestHost.session(suites: [.xWing])) { connection in
@@ -186,7 +189,6 @@ extension InternetEndToEndTests {
             await second.stop()
             await paired.stop()
         }
-        try relayStore.close()
     }
 }
 
