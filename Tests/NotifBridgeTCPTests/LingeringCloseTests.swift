@@ -9,7 +9,7 @@ import Testing
 /// what it wrote last: the accessory stopping under load writes the receipts of its last commit,
 /// then ends while the iPhone is still sending. A plain close there answers with a reset, which
 /// loses the receipts the iPhone had not read yet, and NIO fails writes it still held.
-@Suite("Ending a TCP link")
+@Suite("Ending a TCP link", .timeLimit(.minutes(1)))
 struct LingeringCloseTests {
     static let replies = 1000
     static let replyLength = 1000
