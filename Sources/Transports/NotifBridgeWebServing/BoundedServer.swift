@@ -96,7 +96,7 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = tail + Array(unwrapInboundIn(data).readableBytesView)
-        let complete = Self.containsBlankLine(bytes)
+        let complete = bytes.firstRange(of: Self.blankLine) != nil
         tail = Array(bytes.suffix(Self.blankLine.count - 1))
         context.fireChannelRead(data)
         if complete {
@@ -108,11 +108,6 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
-    }
-
-    static func containsBlankLine(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= blankLine.count else { return false }
-        return (0...(bytes.count - blankLine.count)).contains { bytes[$0..<($0 + blankLine.count)].elementsEqual(blankLine) }
     }
 
     private func arm(_ context: ChannelHandlerContext) {
