@@ -32,10 +32,12 @@ struct LingeringCloseTests {
         }
         let client = try await TCPLink.connect(host: "127.0.0.1", port: port, limits: .default)
         let received = try await client.withChunkLink(peer: "the accessory") { link in
-            // Sends until the link is gone, as the iPhone does under load (a chunk a millisecond);
-            // reads late, so that replies are still in flight when the accessory ends.
+            // Sends a burst the accessory leaves unread (a chunk a millisecond, as the iPhone does
+            // under load), and reads late, so that replies are still in flight when it ends. The
+            // burst ends, as a phone's does, so that the 2 s linger never decides the result on a
+            // machine too busy to read a megabyte in time.
             let writer = Task {
-                while !Task.isCancelled {
+                for _ in 0..<100 where !Task.isCancelled {
                     try await link.write([[UInt8](repeating: 7, count: 4000)])
                     try await Task.sleep(for: .milliseconds(1))
                 }
