@@ -85,10 +85,10 @@ struct RelayInboxClientTests {
     @Test("messages reach receive in order, live ones too, and each is acked once receive returns")
     func receivesAndAcks() async throws {
         try await Self.withRelay { store, client, url in
-            for byte: UInt8 in 1...3 { try await Self.post(client, [byte]) }
-            let (received, running) = Self.receive(from: url) { seq, message in #expect(message == [UInt8(seq)]) }
+            for byte: UInt8 in 1...3 { try await Self.post(client, relayMessage(byte)) }
+            let (received, running) = Self.receive(from: url) { seq, message in #expect(message == relayMessage(UInt8(seq))) }
             await received.wait(for: 3)
-            try await Self.post(client, [4])
+            try await Self.post(client, relayMessage(4))
             await received.wait(for: 4)
             #expect(try await Self.drained(store))
             running.cancel()
@@ -102,7 +102,7 @@ struct RelayInboxClientTests {
     /// one behind them. A message one frame long plus one byte blocked the inbox for good before.
     @Test("long messages arrive whole, in order, the one behind them too", .timeLimit(.minutes(1)))
     func longMessages() async throws {
-        let lengths = [16_375, 16_376, 16_384 - 9, 16_384 - 8, RelayLimits().maxMessageLength, 1]
+        let lengths = [16_375, 16_376, 16_384 - 9, 16_384 - 8, RelayLimits().maxMessageLength, RelayLimits.minMessageLength]
         try await Self.withRelay { store, client, url in
             for (index, length) in lengths.enumerated() {
                 try await Self.post(client, [UInt8](repeating: UInt8(index + 1), count: length))
@@ -121,7 +121,7 @@ struct RelayInboxClientTests {
     @Test("when receive fails, nothing is acked and the message comes again on the next connection")
     func failureRedelivers() async throws {
         try await Self.withRelay { store, client, url in
-            for byte: UInt8 in 1...3 { try await Self.post(client, [byte]) }
+            for byte: UInt8 in 1...3 { try await Self.post(client, relayMessage(byte)) }
             let received = Received()
             let failedOnce = Mutex(false)
             let inboxClient = RelayInboxClient(
@@ -152,7 +152,7 @@ struct RelayInboxClientTests {
     @Test("the token is read again before each attempt: once the file holds the right one, the inbox opens", .timeLimit(.minutes(1)))
     func tokenReadAgain() async throws {
         try await Self.withRelay { _, client, url in
-            try await Self.post(client, [1])
+            try await Self.post(client, relayMessage(1))
             let current = Mutex(Self.post.text)
             let reasons = Mutex<[String]>([])
             let (disconnects, continuation) = AsyncStream<Void>.makeStream()
@@ -188,7 +188,7 @@ struct RelayInboxClientTests {
     @Test("a wrong token: the client keeps trying, with growing delays, and receives nothing")
     func wrongToken() async throws {
         try await Self.withRelay { _, client, url in
-            try await Self.post(client, [1])
+            try await Self.post(client, relayMessage(1))
             let events = Mutex<[RelayInboxClient.Event]>([])
             let (disconnects, continuation) = AsyncStream<Void>.makeStream()
             let inboxClient = RelayInboxClient(

@@ -30,13 +30,13 @@ struct RelayPostClientTests {
             let port = try #require(relay.port)
             // ws:// is the accessory's form of the same address; the client posts over http://.
             let client = Self.client("ws://127.0.0.1:\(port)")
-            #expect(try await client.post(Data([1])) == 1)
+            #expect(try await client.post(Data(relayMessage(1))) == 1)
             let failures = Mutex<[RelayPostClient.Failure]>([])
             await #expect(throws: AccessoryMessageError.transportFailed) {
-                try await client.send(Data([2])) { error in failures.withLock { $0.append(error) } }
+                try await client.send(Data(relayMessage(2))) { error in failures.withLock { $0.append(error) } }
             }
             await #expect(throws: AccessoryMessageError.transportUnavailable) {
-                try await Self.client("http://127.0.0.1:\(port)", token: RelayInboxClientTests.inbox.text).send(Data([3])) { error in failures.withLock { $0.append(error) } }
+                try await Self.client("http://127.0.0.1:\(port)", token: RelayInboxClientTests.inbox.text).send(Data(relayMessage(3))) { error in failures.withLock { $0.append(error) } }
             }
             let seen = failures.withLock { $0 }.map { failure -> String in
                 switch failure {
@@ -49,6 +49,6 @@ struct RelayPostClientTests {
         }
         try store.close()
         // Nobody listens there any more.
-        await #expect(throws: AccessoryMessageError.transportUnavailable) { try await Self.client("http://127.0.0.1:\(port)").send(Data([4])) }
+        await #expect(throws: AccessoryMessageError.transportUnavailable) { try await Self.client("http://127.0.0.1:\(port)").send(Data(relayMessage(4))) }
     }
 }

@@ -83,8 +83,8 @@ struct RelayFrameTests {
     @Test("Admission at each limit and one past it", arguments: [
         (length: 100, messages: 0, bytes: 0, expected: nil as RelayError.Code?),
         (101, 0, 0, .tooLarge),
-        (0, 0, 0, .malformed),
-        (1, 2, 0, nil), (1, 3, 0, .queueFull),
+        (0, 0, 0, .malformed), (35, 0, 0, .malformed), (36, 0, 0, nil),
+        (36, 2, 0, nil), (36, 3, 0, .queueFull),
         (100, 0, 400, nil), (101, 0, 400, .tooLarge), (100, 0, 401, .queueFull),
     ])
     func admission(length: Int, messages: Int, bytes: Int, expected: RelayError.Code?) {

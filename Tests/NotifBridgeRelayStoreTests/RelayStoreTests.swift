@@ -8,7 +8,7 @@ import Testing
 @Suite("Relay store")
 struct RelayStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
-    static let limits = RelayLimits(maxMessageLength: 64, maxQueuedMessages: 3, maxQueuedBytes: 100, window: 2, timeToLive: .seconds(60))
+    static let limits = RelayLimits(maxMessageLength: 100, maxQueuedMessages: 3, maxQueuedBytes: 172, window: 2, timeToLive: .seconds(60))
 
     private func token(_ byte: UInt8) throws -> RelayToken { try RelayToken(randomBytes: Array(repeating: byte, count: 32)) }
 
@@ -38,7 +38,8 @@ struct RelayStoreTests {
         defer { directory.remove() }
         let store = try registered(directory)
         let results = try store.postBatch([
-            ([1], "watch-1"), (Array(repeating: 9, count: 65), "watch-1"), ([2], "nobody"), ([3], "watch-1"), ([4], "watch-1"), ([5], "watch-1"),
+            (relayMessage(1), "watch-1"), (relayMessage(9, length: 101), "watch-1"), (relayMessage(2), "nobody"),
+            (relayMessage(3), "watch-1"), (relayMessage(4), "watch-1"), (relayMessage(5), "watch-1"),
         ], now: now)
         func outcome(_ result: Result<UInt64, any Error>) -> String {
             switch result {
@@ -49,8 +50,8 @@ struct RelayStoreTests {
         }
         // The limit is 3 messages: the third accepted fills it, the fourth is refused.
         #expect(results.map(outcome) == ["1", "tooLarge", "UnknownRelayAccessory", "2", "3", "queueFull"])
-        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
-        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.message) == [[1], [3], [4]])
+        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 108))
+        #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.message) == [relayMessage(1), relayMessage(3), relayMessage(4)])
     }
 
     @Test("Posts are numbered, fetched in order after a number, forgotten once acknowledged, and survive a restart")
@@ -59,18 +60,18 @@ struct RelayStoreTests {
         defer { directory.remove() }
         do {
             let store = try registered(directory)
-            #expect(try store.post([1], to: "watch-1", now: now) == 1)
-            #expect(try store.post([2, 2], to: "watch-1", now: now) == 2)
+            #expect(try store.post(relayMessage(1), to: "watch-1", now: now) == 1)
+            #expect(try store.post(relayMessage(2, length: 37), to: "watch-1", now: now) == 2)
             try store.close()
         }
         let store = try RelayStore(path: directory.path + "/relay.sqlite", limits: Self.limits)
         #expect(try store.writerSynchronousMode() == 2, "an accepted post is fsynced (FULL), not left to a checkpoint")
         #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: now).map(\.seq) == [1, 2])
-        #expect(try store.fetch(for: "watch-1", after: 1, limit: 10, now: now).map(\.message) == [[2, 2]])
+        #expect(try store.fetch(for: "watch-1", after: 1, limit: 10, now: now).map(\.message) == [relayMessage(2, length: 37)])
         try store.forget(for: "watch-1", upTo: 1)
-        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 2))
-        #expect(try store.post([3], to: "watch-1", now: now) == 3, "numbers go on after a restart and a forget")
-        #expect(throws: UnknownRelayAccessory.self) { try store.post([1], to: "nobody", now: now) }
+        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 37))
+        #expect(try store.post(relayMessage(3), to: "watch-1", now: now) == 3, "numbers go on after a restart and a forget")
+        #expect(throws: UnknownRelayAccessory.self) { try store.post(relayMessage(1), to: "nobody", now: now) }
     }
 
     /// Boundary pairs on the queue limits: the last message that fits is taken, the next refused,
@@ -80,20 +81,22 @@ struct RelayStoreTests {
         let directory = try TemporaryDirectory("relay")
         defer { directory.remove() }
         let store = try registered(directory)
-        for _ in 0..<3 { _ = try store.post([0], to: "watch-1", now: now) }
+        for _ in 0..<3 { _ = try store.post(relayMessage(0), to: "watch-1", now: now) }
         do {
-            _ = try store.post([0], to: "watch-1", now: now)
+            _ = try store.post(relayMessage(0), to: "watch-1", now: now)
             Issue.record("a fourth message was queued")
         } catch let error as RelayError {
             #expect(error.code == .queueFull)
         }
-        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
+        #expect(try store.queue(of: "watch-1") == .init(messages: 3, bytes: 108))
         try store.forget(for: "watch-1", upTo: 3)
-        _ = try store.post(Array(repeating: 0, count: 64), to: "watch-1", now: now)
-        #expect(throws: RelayError.self) { try store.post(Array(repeating: 0, count: 37), to: "watch-1", now: now) }
-        _ = try store.post(Array(repeating: 0, count: 36), to: "watch-1", now: now)
-        #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 100))
-        #expect(throws: RelayError.self) { try store.post(Array(repeating: 0, count: 65), to: "watch-1", now: now) }
+        _ = try store.post(relayMessage(0, length: 100), to: "watch-1", now: now)
+        #expect(throws: RelayError.self) { try store.post(relayMessage(0, length: 73), to: "watch-1", now: now) }
+        _ = try store.post(relayMessage(0, length: 72), to: "watch-1", now: now)
+        #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 172))
+        #expect(throws: RelayError.self) { try store.post(relayMessage(0, length: 101), to: "watch-1", now: now) }
+        #expect(throws: RelayError.self) { try store.post(relayMessage(0, length: 35), to: "watch-1", now: now) }
+        #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 172), "refusals take no room")
     }
 
     @Test("An expired message is not fetched, and a sweep deletes it and gives its room back")
@@ -101,12 +104,12 @@ struct RelayStoreTests {
         let directory = try TemporaryDirectory("relay")
         defer { directory.remove() }
         let store = try registered(directory)
-        _ = try store.post([1], to: "watch-1", now: now)
-        _ = try store.post([2], to: "watch-1", now: now.addingTimeInterval(30))
+        _ = try store.post(relayMessage(1), to: "watch-1", now: now)
+        _ = try store.post(relayMessage(2), to: "watch-1", now: now.addingTimeInterval(30))
         let later = now.addingTimeInterval(60)
         #expect(try store.fetch(for: "watch-1", after: 0, limit: 10, now: later).map(\.seq) == [2])
         #expect(try store.sweep(now: later) == 1)
-        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 1))
+        #expect(try store.queue(of: "watch-1") == .init(messages: 1, bytes: 36))
     }
 
     @Test("Tokens: each role's own, compared by digest; an unknown accessory or a bad ID is refused alike")
@@ -160,7 +163,7 @@ struct RelayStoreTests {
         var delivered: [UInt64] = []
         var pending: [InboxSession.Action] = session.handle(.opened)
         for index in 0..<25 {
-            _ = try store.post([UInt8(index)], to: "watch-1", now: now)
+            _ = try store.post(relayMessage(UInt8(index)), to: "watch-1", now: now)
             pending += session.handle(.posted)
             while !pending.isEmpty {
                 switch pending.removeFirst() {

@@ -18,15 +18,15 @@ struct PostRateTests {
         let log = CapturedLog()
         try await withRelay(postRate: RateLimit(burst: 2, interval: .seconds(3600)), logger: Logger(label: "relay-test", factory: { _ in log })) { store, client in
             try store.register(accessory: "watch-2", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-            #expect(try await RelayServerTests.post(client, [1]).status == .created)
-            #expect(try await RelayServerTests.post(client, [2]).status == .created)
-            let refused = try await RelayServerTests.post(client, [3])
+            #expect(try await RelayServerTests.post(client, relayMessage(1)).status == .created)
+            #expect(try await RelayServerTests.post(client, relayMessage(2)).status == .created)
+            let refused = try await RelayServerTests.post(client, relayMessage(3))
             #expect(refused.status == .tooManyRequests)
             // An hour's interval less the time the posts took (RateAllowanceTests has the rounding).
             #expect((3_500...3_600).contains(refused.headers[.retryAfter].flatMap { Int($0) } ?? 0))
             #expect(String(buffer: refused.body).contains("over the accessory's post rate"))
-            #expect(try store.queue(of: RelayServerTests.accessory) == .init(messages: 2, bytes: 2))
-            #expect(try await RelayServerTests.post(client, [4], to: "watch-2").status == .created)
+            #expect(try store.queue(of: RelayServerTests.accessory) == .init(messages: 2, bytes: 72))
+            #expect(try await RelayServerTests.post(client, relayMessage(4), to: "watch-2").status == .created)
             #expect(log.messages(at: .notice).filter { $0 == "post refused: over the accessory's post rate" }.count == 1)
         }
     }
@@ -35,10 +35,10 @@ struct PostRateTests {
     func countedAfterAuthorization() async throws {
         try await withRelay(postRate: RateLimit(burst: 1, interval: .seconds(3600))) { _, client in
             for _ in 0..<3 {
-                let stranger = try await RelayServerTests.post(client, [1], token: "nonsense")
+                let stranger = try await RelayServerTests.post(client, relayMessage(1), token: "nonsense")
                 #expect(stranger.status == .unauthorized)
             }
-            let first = try await RelayServerTests.post(client, [1])
+            let first = try await RelayServerTests.post(client, relayMessage(1))
             #expect(first.status == .created, "strangers spent none of the burst")
             let tooLarge = try await RelayServerTests.post(client, [UInt8](repeating: 7, count: 300 * 1024))
             #expect(tooLarge.status == .tooManyRequests)
@@ -48,10 +48,10 @@ struct PostRateTests {
     @Test("once an interval has passed, the accessory may post again")
     func refills() async throws {
         try await withRelay(postRate: RateLimit(burst: 1, interval: .milliseconds(1))) { _, client in
-            let first = try await RelayServerTests.post(client, [1])
+            let first = try await RelayServerTests.post(client, relayMessage(1))
             #expect(first.status == .created)
             try await Task.sleep(for: .milliseconds(20))
-            let again = try await RelayServerTests.post(client, [2])
+            let again = try await RelayServerTests.post(client, relayMessage(2))
             #expect(again.status == .created, "a burst of one, refilled")
         }
     }

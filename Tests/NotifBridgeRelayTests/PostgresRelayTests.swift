@@ -14,7 +14,7 @@ import Testing
 @Suite("Relay on PostgreSQL", .enabled(if: TestPostgres.url != nil, "set NOTIFBRIDGE_TEST_POSTGRES (.ci/run does)"), .timeLimit(.minutes(2)))
 struct PostgresRelayTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
-    static let limits = RelayLimits(maxMessageLength: 64, maxQueuedMessages: 3, maxQueuedBytes: 100, window: 2, timeToLive: .seconds(60))
+    static let limits = RelayLimits(maxMessageLength: 100, maxQueuedMessages: 3, maxQueuedBytes: 172, window: 2, timeToLive: .seconds(60))
 
     @Test("the store's rules: numbering, limits at their boundaries, expiry, tokens, and commits that wait for the disk")
     func storeRules() async throws {
@@ -24,7 +24,8 @@ struct PostgresRelayTests {
             #expect(try await store.synchronousCommit() == "on")
             try await store.register(accessory: "watch-1", inbox: RelayServerTests.inbox, post: RelayServerTests.post)
             let results = try await store.postBatch([
-                ([1], "watch-1"), (Array(repeating: 9, count: 65), "watch-1"), ([2], "nobody"), ([3], "watch-1"), ([4], "watch-1"), ([5], "watch-1"),
+                (relayMessage(1), "watch-1"), (relayMessage(9, length: 101), "watch-1"), (relayMessage(2), "nobody"),
+                (relayMessage(3), "watch-1"), (relayMessage(4), "watch-1"), (relayMessage(5), "watch-1"),
             ], now: now)
             let outcomes = results.map { result -> String in
                 switch result {
@@ -34,15 +35,15 @@ struct PostgresRelayTests {
                 }
             }
             #expect(outcomes == ["1", "tooLarge", "UnknownRelayAccessory", "2", "3", "queueFull"])
-            #expect(try await store.queue(of: "watch-1") == .init(messages: 3, bytes: 3))
+            #expect(try await store.queue(of: "watch-1") == .init(messages: 3, bytes: 108))
             #expect(try await store.fetch(for: "watch-1", after: 1, limit: 10, now: now).map(\.seq) == [2, 3])
             try await store.forget(for: "watch-1", upTo: 1)
-            #expect(try await store.queue(of: "watch-1") == .init(messages: 2, bytes: 2))
+            #expect(try await store.queue(of: "watch-1") == .init(messages: 2, bytes: 72))
             // Expiry: the time to live is 60 s.
             #expect(try await store.fetch(for: "watch-1", after: 0, limit: 10, now: now.addingTimeInterval(60)).isEmpty)
             #expect(try await store.sweep(now: now.addingTimeInterval(60)) == 2)
             #expect(try await store.queue(of: "watch-1") == .init(messages: 0, bytes: 0))
-            #expect(try await store.postBatch([([6], "watch-1")], now: now)[0].get() == 4, "numbers go on after a forget and a sweep")
+            #expect(try await store.postBatch([(relayMessage(6), "watch-1")], now: now)[0].get() == 4, "numbers go on after a forget and a sweep")
             #expect(try await store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .inbox))
             #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-1", as: .post))
             #expect(try await !store.authorizes(RelayServerTests.inbox.text, accessory: "watch-2", as: .inbox))
@@ -62,7 +63,7 @@ struct PostgresRelayTests {
                     group.addTask {
                         var numbers: [UInt64] = []
                         for index in 0..<10 {
-                            numbers.append(try await stores[task % 2].postBatch([([UInt8(index)], "watch-1")], now: now)[0].get())
+                            numbers.append(try await stores[task % 2].postBatch([(relayMessage(UInt8(index)), "watch-1")], now: now)[0].get())
                         }
                         return numbers
                     }
@@ -70,7 +71,7 @@ struct PostgresRelayTests {
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(numbers.sorted() == Array(1...80))
-            #expect(try await stores[1].queue(of: "watch-1") == .init(messages: 80, bytes: 80))
+            #expect(try await stores[1].queue(of: "watch-1") == .init(messages: 80, bytes: 80 * 36))
         }
     }
 
@@ -91,13 +92,13 @@ struct PostgresRelayTests {
                             // notification can wake it.
                             try await Task.sleep(for: .milliseconds(300))
                             for byte: UInt8 in 1...3 {
-                                let status = try await RelayServerTests.post(one, [byte]).status
+                                let status = try await RelayServerTests.post(one, relayMessage(byte)).status
                                 #expect(status == .created)
                             }
                         }) { frames in frames.compactMap { if case .deliver(let seq, _) = $0 { seq } else { nil } }.suffix(1) }
-                        #expect(frames == [.deliver(seq: 1, message: [1]), .deliver(seq: 2, message: [2]), .deliver(seq: 3, message: [3])])
+                        #expect(frames == (1...3).map { .deliver(seq: $0, message: relayMessage(UInt8($0))) })
                         // Posted to the second with no inbox open: kept for later.
-                        #expect(try await RelayServerTests.post(two, [4]).status == .created)
+                        #expect(try await RelayServerTests.post(two, relayMessage(4)).status == .created)
                     }
                 }
             }
@@ -107,7 +108,7 @@ struct PostgresRelayTests {
         try await restarted.serving {
             try await RelayServer(store: restarted, configuration: .init(port: 0), logger: logger).application().test(.live) { client in
                 let frames = try await RelayServerTests.readInbox(client, count: 1) { _ in [4] }
-                #expect(frames == [.deliver(seq: 4, message: [4])])
+                #expect(frames == [.deliver(seq: 4, message: relayMessage(4))])
             }
             #expect(try await restarted.queue(of: RelayServerTests.accessory) == .init(messages: 0, bytes: 0))
             try await restarted.dropSchema()

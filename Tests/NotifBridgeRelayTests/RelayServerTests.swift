@@ -80,7 +80,7 @@ struct RelayServerTests {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/messages")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(Self.post.text)")
-            request.body = .bytes(ByteBuffer(bytes: [1, 2, 3]))
+            request.body = .bytes(ByteBuffer(bytes: relayMessage(1)))
             #expect(try await http.execute(request, timeout: .seconds(10)).status.code == 201)
             var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
             let first = try await messages.next()
@@ -176,31 +176,34 @@ struct RelayServerTests {
         }
     }
 
-    @Test("posts: the token of the right accessory and role, a message of 1 to maxMessageLength bytes, room in the queue")
+    @Test("posts: the token of the right accessory and role, a message of 36 to maxMessageLength bytes, room in the queue")
     func postRules() async throws {
         let directory = try TemporaryDirectory("relay-post")
         defer { directory.remove() }
         let limits = RelayLimits(maxMessageLength: 100, maxQueuedMessages: 2)
         try await Self.withRelay(at: directory.path + "/relay.sqlite", limits: limits) { store, client in
             let refusedAuth = try await [
-                Self.post(client, [1], token: "nonsense"),
-                Self.post(client, [1], token: Self.inbox.text),
-                Self.post(client, [1], to: "no-such-accessory"),
-                client.execute(uri: "/v1/accessories/\(Self.accessory)/messages", method: .post, body: ByteBuffer(bytes: [1])),
+                Self.post(client, relayMessage(1), token: "nonsense"),
+                Self.post(client, relayMessage(1), token: Self.inbox.text),
+                Self.post(client, relayMessage(1), to: "no-such-accessory"),
+                client.execute(uri: "/v1/accessories/\(Self.accessory)/messages", method: .post, body: ByteBuffer(bytes: relayMessage(1))),
             ].map(\.status)
             #expect(refusedAuth == Array(repeating: .unauthorized, count: 4))
-            let challenge = try await Self.post(client, [1], token: "nonsense").headers[.wwwAuthenticate]
+            let challenge = try await Self.post(client, relayMessage(1), token: "nonsense").headers[.wwwAuthenticate]
             #expect(challenge == #"Bearer realm="notifbridge-relay""#)
             #expect(try await Self.post(client, []).status == .badRequest)
-            #expect(try await Self.post(client, Array(repeating: 7, count: 101)).status == .contentTooLarge)
-            let accepted = try await Self.post(client, Array(repeating: 7, count: 100))
+            let short = try await Self.post(client, relayMessage(7, length: RelayLimits.minMessageLength - 1))
+            #expect(short.status == .badRequest)
+            #expect(String(buffer: short.body).contains("a message of 35 bytes is shorter than the 36"), "\(String(buffer: short.body))")
+            #expect(try await Self.post(client, relayMessage(7, length: 101)).status == .contentTooLarge)
+            let accepted = try await Self.post(client, relayMessage(7, length: 100))
             #expect(accepted.status == .created)
             #expect(String(buffer: accepted.body) == #"{"seq":1}"#)
-            #expect(try await Self.post(client, [2]).status == .created)
-            let full = try await Self.post(client, [3])
+            #expect(try await Self.post(client, relayMessage(2)).status == .created)
+            let full = try await Self.post(client, relayMessage(3))
             #expect(full.status == .tooManyRequests)
             #expect(String(buffer: full.body).contains("2 messages already wait"))
-            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 101))
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 136))
         }
     }
 
@@ -222,10 +225,10 @@ struct RelayServerTests {
             logger: Logger(label: "relay-test", factory: { _ in log })
         )
         try await server.application().test(.live) { client in
-            #expect(try await Self.post(client, [1]).status == .created)
-            #expect(try await Self.post(client, [1], to: "watch-2").status == .created)
-            for _ in 0..<refused { #expect(try await Self.post(client, [2]).status == .tooManyRequests) }
-            #expect(try await Self.post(client, [2], to: "watch-2").status == .tooManyRequests)
+            #expect(try await Self.post(client, relayMessage(1)).status == .created)
+            #expect(try await Self.post(client, relayMessage(1), to: "watch-2").status == .created)
+            for _ in 0..<refused { #expect(try await Self.post(client, relayMessage(2)).status == .tooManyRequests) }
+            #expect(try await Self.post(client, relayMessage(2), to: "watch-2").status == .tooManyRequests)
             let refusals = log.messages(at: .notice).filter { $0 == "post refused" }
             #expect(refusals.count == min(refused, burst) + 1, "watch-1's share, and watch-2's own line")
             try await Task.sleep(for: interval + .seconds(1))
@@ -244,7 +247,7 @@ struct RelayServerTests {
             for scheme in ["bearer", "BEARER", "Bearer"] {
                 let response = try await client.execute(
                     uri: "/v1/accessories/\(Self.accessory)/messages", method: .post,
-                    headers: [.authorization: "\(scheme) \(Self.post.text)"], body: ByteBuffer(bytes: [1])
+                    headers: [.authorization: "\(scheme) \(Self.post.text)"], body: ByteBuffer(bytes: relayMessage(1))
                 )
                 #expect(response.status == .created, "\(scheme)")
             }
@@ -268,13 +271,13 @@ struct RelayServerTests {
         defer { directory.remove() }
         try await Self.withRelay(at: directory.path + "/relay.sqlite", limits: RelayLimits(maxQueuedMessages: 40)) { store, client in
             let responses = try await withThrowingTaskGroup(of: TestResponse.self) { group in
-                for index in 0..<41 { group.addTask { try await Self.post(client, [UInt8(index)]) } }
+                for index in 0..<41 { group.addTask { try await Self.post(client, relayMessage(UInt8(index))) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let created = responses.filter { $0.status == .created }.map { String(buffer: $0.body) }
             #expect(Set(created) == Set((1...40).map { #"{"seq":\#($0)}"# }))
             #expect(responses.filter { $0.status == .tooManyRequests }.count == 1)
-            #expect(try store.queue(of: Self.accessory) == .init(messages: 40, bytes: 40))
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 40, bytes: 40 * 36))
         }
     }
 
@@ -283,11 +286,11 @@ struct RelayServerTests {
         let directory = try TemporaryDirectory("relay-inbox")
         defer { directory.remove() }
         try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
-            for byte: UInt8 in 1...3 { _ = try await Self.post(client, [byte, byte]) }
+            for byte: UInt8 in 1...3 { _ = try await Self.post(client, relayMessage(byte)) }
             // Message 4 is posted while the inbox is open: the post wakes the connection.
-            let first = try await Self.readInbox(client, count: 4, during: { _ = try await Self.post(client, [4, 4]) }) { _ in [2] }
-            #expect(first == (1...4).map { RelayFrame.deliver(seq: $0, message: [UInt8($0), UInt8($0)]) })
-            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 4))
+            let first = try await Self.readInbox(client, count: 4, during: { _ = try await Self.post(client, relayMessage(4)) }) { _ in [2] }
+            #expect(first == (1...4).map { RelayFrame.deliver(seq: $0, message: relayMessage(UInt8($0))) })
+            #expect(try store.queue(of: Self.accessory) == .init(messages: 2, bytes: 72))
 
             let second = try await Self.readInbox(client, count: 2) { frames in [frames.last!.seq] }
             #expect(second.map(\.seq) == [3, 4])
@@ -332,7 +335,7 @@ struct RelayServerTests {
         let directory = try TemporaryDirectory("relay-bad-frame")
         defer { directory.remove() }
         try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
-            _ = try await Self.post(client, [9])
+            _ = try await Self.post(client, relayMessage(9))
             let port = try #require(client.port)
             let close = try await WebSocketClient.connect(
                 url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
@@ -359,14 +362,14 @@ struct RelayServerTests {
         let path = directory.path + "/relay.sqlite"
         try await Self.withRelay(at: path) { _, client in
             for byte: UInt8 in 1...2 {
-                let status = try await Self.post(client, [byte]).status
+                let status = try await Self.post(client, relayMessage(byte)).status
                 #expect(status == .created)
             }
         }
         try await Self.withRelay(at: path) { store, client in
             let frames = try await Self.readInbox(client, count: 2) { _ in [2] }
-            #expect(frames == [.deliver(seq: 1, message: [1]), .deliver(seq: 2, message: [2])])
-            #expect(try await Self.post(client, [3]).body == ByteBuffer(string: #"{"seq":3}"#))
+            #expect(frames == [.deliver(seq: 1, message: relayMessage(1)), .deliver(seq: 2, message: relayMessage(2))])
+            #expect(try await Self.post(client, relayMessage(3)).body == ByteBuffer(string: #"{"seq":3}"#))
             #expect(try store.queue(of: Self.accessory)?.messages == 1)
         }
     }
@@ -395,7 +398,7 @@ struct RelayServerTests {
         let directory = try TemporaryDirectory("relay-stop")
         defer { directory.remove() }
         let reader = try await Self.withRelay(at: directory.path + "/relay.sqlite") { _, client in
-            _ = try await Self.post(client, [1])
+            _ = try await Self.post(client, relayMessage(1))
             let (reader, delivered) = try Self.openInbox(client)
             // Open and delivering: the relay now stops with the inbox open.
             for await _ in delivered { break }
@@ -411,7 +414,7 @@ struct RelayServerTests {
         defer { directory.remove() }
         let configuration = RelayServer.Configuration(port: 0, tokenCheckInterval: .milliseconds(100))
         try await Self.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { store, client in
-            _ = try await Self.post(client, [1])
+            _ = try await Self.post(client, relayMessage(1))
             let (older, delivered) = try Self.openInbox(client)
             for await _ in delivered { break }
             // Still open across several checks while the token stands.
@@ -426,7 +429,7 @@ struct RelayServerTests {
                 _ = try await Self.readInbox(client, count: 1) { _ in [] }
             }
             let frames = try await Self.readInbox(client, count: 1, token: newInbox.text) { _ in [1] }
-            #expect(frames == [.deliver(seq: 1, message: [1])])
+            #expect(frames == [.deliver(seq: 1, message: relayMessage(1))])
         }
     }
 
@@ -441,8 +444,8 @@ struct RelayServerTests {
         let otherPost = try RelayToken(randomBytes: Array(repeating: 0xE5, count: 32))
         try await Self.withRelay(at: directory.path + "/relay.sqlite", configuration: configuration) { store, client in
             try store.register(accessory: "watch-2", inbox: otherInbox, post: otherPost)
-            _ = try await Self.post(client, [1])
-            _ = try await Self.post(client, [2], token: otherPost.text, to: "watch-2")
+            _ = try await Self.post(client, relayMessage(1))
+            _ = try await Self.post(client, relayMessage(2), token: otherPost.text, to: "watch-2")
             let (first, firstDelivered) = try Self.openInbox(client)
             let (second, secondDelivered) = try Self.openInbox(client, accessory: "watch-2", token: otherInbox.text)
             var secondFrames = secondDelivered.makeAsyncIterator()
@@ -452,7 +455,7 @@ struct RelayServerTests {
             #expect(try await first.value?.closeCode == WebSocketErrorCode.policyViolation)
             // Several passes later the other inbox is still open: a new post reaches it.
             try await Task.sleep(for: .milliseconds(350))
-            _ = try await Self.post(client, [3], token: otherPost.text, to: "watch-2")
+            _ = try await Self.post(client, relayMessage(3), token: otherPost.text, to: "watch-2")
             #expect(await secondFrames.next() != nil)
             second.cancel()
         }
@@ -463,11 +466,11 @@ struct RelayServerTests {
         let directory = try TemporaryDirectory("relay-takeover")
         defer { directory.remove() }
         try await Self.withRelay(at: directory.path + "/relay.sqlite") { store, client in
-            _ = try await Self.post(client, [1])
+            _ = try await Self.post(client, relayMessage(1))
             let (older, delivered) = try Self.openInbox(client)
             for await _ in delivered { break }
             let frames = try await Self.readInbox(client, count: 1) { _ in [1] }
-            #expect(frames == [.deliver(seq: 1, message: [1])])
+            #expect(frames == [.deliver(seq: 1, message: relayMessage(1))])
             let close = try await older.value
             #expect(close?.closeCode == WebSocketErrorCode.goingAway)
             #expect(try store.queue(of: Self.accessory)?.messages == 0)

@@ -40,7 +40,7 @@ import Testing
         try await server.application().test(.live) { client in
             var readers: [Task<WebSocketCloseFrame?, any Error>] = []
             for (id, token) in zip(ids, tokens) {
-                _ = try await RelayServerTests.post(client, [1], token: token.post.text, to: id)
+                _ = try await RelayServerTests.post(client, relayMessage(1), token: token.post.text, to: id)
                 let (reader, delivered) = try RelayServerTests.openInbox(client, accessory: id, token: token.inbox.text)
                 for await _ in delivered { break }
                 readers.append(reader)

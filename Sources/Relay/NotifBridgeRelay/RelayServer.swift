@@ -16,7 +16,7 @@ import ServiceLifecycle
 ///
 /// ```
 /// POST /v1/accessories/{id}/messages   Authorization: Bearer <post token>    body: one §10.3 message
-///      201 {"seq":N} · 400 empty · 401 unknown accessory or wrong token · 413 too long
+///      201 {"seq":N} · 400 shorter than a §10.3 message · 401 unknown accessory or wrong token · 413 too long
 ///      · 429 queue full, or over the post rate (with Retry-After)
 /// GET  /v1/accessories/{id}/inbox      Authorization: Bearer <inbox token>   WebSocket upgrade
 /// GET  /v1/health                      200 ok

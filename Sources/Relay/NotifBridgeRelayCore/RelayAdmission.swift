@@ -53,6 +53,11 @@ public enum RelayAdmission {
     /// Returns when the message expires, or why it is refused.
     public static func admit(length: Int, to queue: Queue, now: Date, limits: RelayLimits) throws(RelayError) -> Date {
         guard length > 0 else { throw RelayError(.malformed, "an empty message") }
+        guard length >= RelayLimits.minMessageLength else {
+            throw RelayError(
+                .malformed,
+                "a message of \(length) bytes is shorter than the \(RelayLimits.minMessageLength) of a key ID, an index, a nonce and a tag")
+        }
         guard length <= limits.maxMessageLength else {
             throw RelayError(.tooLarge, "a message of \(length) bytes is over the limit of \(limits.maxMessageLength)")
         }

@@ -107,6 +107,11 @@ public enum RelayFrame: Sendable, Hashable {
 /// The relay's named limits. The defaults fit what an accessory accepts over the internet (the
 /// largest Bluetooth plaintext, 256 KiB, plus the ratchet's 36 bytes of header, nonce and tag).
 public struct RelayLimits: Sendable, Hashable {
+    /// The shortest message the relay takes: a §10.3 message with an empty plaintext (key ID 4,
+    /// index 4, nonce 12, tag 16). Anything shorter can never be opened, and would only take a
+    /// place in the accessory's queue; it is not the operator's to change.
+    public static let minMessageLength = 36
+
     /// The largest message the relay takes for an accessory.
     public var maxMessageLength: Int
     /// Messages waiting for one accessory; a post past it is refused, not a waiting one dropped.
