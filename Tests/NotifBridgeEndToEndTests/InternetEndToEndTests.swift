@@ -6,13 +6,14 @@ import NIOCore
 import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
-import NotifBridgeHost
+@_spi(Testing) import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeRelay
 import NotifBridgeRelayClient
 import NotifBridgeRelayCore
 import NotifBridgeRelayStore
 import NotifBridgeStore
+import NotifBridgeTCP
 import NotifBridgeTestSupport
 import NotifBridgeWire
 import Synchronization
@@ -135,15 +136,23 @@ struct InternetEndToEndTests {
 }
 
 extension InternetEndToEndTests {
-    /// Counts how often the daemon opened its inbox.
+    final class Switch: Sendable {
+        private let state = Mutex(false)
+        var isOn: Bool { state.withLock { $0 } }
+        func turnOn() { state.withLock { $0 = true } }
+    }
+
+    /// Counts how often the daemon opened its inbox, and closed it.
     final class CountingSource: InternetMessageSource {
         let inner: RelaySource
         let opened = Mutex(0)
+        let closed = Mutex(0)
         init(_ inner: RelaySource) { self.inner = inner }
         var name: String { inner.name }
         func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {
             opened.withLock { $0 += 1 }
             await inner.run(receive: receive)
+            closed.withLock { $0 += 1 }
         }
         func push(_ body: [UInt8]) async -> InternetPushResult { await inner.push(body) }
     }
@@ -182,6 +191,63 @@ extension InternetEndToEndTests {
             try await TestWait.until("the second accessory opened its inbox") { fresh.opened.withLock { $0 } == 1 }
             await second.stop()
             await paired.stop()
+        }
+    }
+
+    /// The other half of `inboxWaitsForKeys`: the exchange that gave the internet keys is
+    /// forgotten (a message that did not decrypt), and the iPhone does not come back to make a
+    /// new one. An accessory that kept its inbox open would acknowledge, so delete, every message
+    /// from then on; it closes it, and they wait at the relay.
+    @Test("an accessory whose exchange is forgotten closes its inbox: what comes next waits at the relay until a new exchange")
+    func inboxClosesWhenForgotten() async throws {
+        let directory = try TemporaryDirectory("internet-forget")
+        defer { directory.remove() }
+        try await Self.withRelay(in: directory.path) { client, relayStore in
+            let source = CountingSource(RelaySource.loopback(port: try #require(client.port)))
+            let accessory = try await RunningAccessory.start(stateDirectory: directory.path + "/accessory", internet: source)
+            let channel = try await TCPLink.connect(host: "127.0.0.1", port: accessory.port, limits: .default)
+            let (keyID, chainKey) = try await channel.withChunkLink(peer: "accessory") { link in
+                // Deaf once told: the iPhone hears neither the Resync nor the fresh KeyOffer, so
+                // it makes no new exchange.
+                let deaf = Switch()
+                var muted = link
+                muted.inbound = AsyncThrowingStream { continuation in
+                    let task = Task {
+                        do {
+                            for try await item in link.inbound where !deaf.isOn { continuation.yield(item) }
+                            continuation.finish()
+                        } catch {
+                            continuation.finish(throwing: error)
+                        }
+                    }
+                    continuation.onTermination = { _ in task.cancel() }
+                }
+                return try await HostClient.run(over: muted, session: TestHost.session(suites: [.xWing])) { connection in
+                    _ = try await connection.waitUntilEstablished()
+                    let pairing = try #require(connection.pairing)
+                    let keyID = try #require(try accessory.daemon.store.receivingRatchet(exchangeID: pairing.exchangeID)).keyID
+                    let chainKey = try pairing.sender.internetChainKeys(bluetoothUUID: SimulatorIdentity.accessoryIdentifier).hostToAccessory
+                    try await TestWait.until("the inbox opened") { source.opened.withLock { $0 } == 1 }
+                    var tampered = try #require(try connection.sealForInspection(.add(TestHost.note("evil"), .standard), sequence: 1))
+                    tampered.sealed.ciphertext[tampered.sealed.ciphertext.count - 1] ^= 0x80
+                    deaf.turnOn()
+                    connection.sendRaw(tampered)
+                    try await TestWait.until("the exchange forgotten") { accessory.presenter.resyncCount == 1 }
+                    return (keyID, chainKey)
+                }.0
+            }
+            try await TestWait.until("the inbox closed") { source.closed.withLock { $0 } == 1 }
+            var sender = try SendingRatchet(chainKey: chainKey)
+            try await Self.post(client, Array(try sender.seal(Data(Self.event(0)), keyID: keyID).serialized))
+            #expect(source.opened.withLock { $0 } == 1, "not opened again without a new exchange")
+            #expect(try relayStore.queue(of: Self.accessoryID)?.messages == 1)
+            #expect(try accessory.daemon.store.notifications().isEmpty)
+
+            _ = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(suites: [.xWing])) { connection in
+                try await connection.waitUntilEstablished()
+            }
+            try await TestWait.until("the inbox opened again") { source.opened.withLock { $0 } == 2 }
+            await accessory.stop()
         }
     }
 }
