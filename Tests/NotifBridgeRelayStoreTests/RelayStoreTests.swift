@@ -95,7 +95,7 @@ struct RelayStoreTests {
         _ = try store.post(relayMessage(0, length: 72), to: "watch-1", now: now)
         #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 172))
         #expect(throws: RelayError.self) { try store.post(relayMessage(0, length: 101), to: "watch-1", now: now) }
-        #expect(throws: RelayError.self) { try store.post(relayMessage(0, length: 35), to: "watch-1", now: now) }
+        #expect { try store.post(relayMessage(0, length: 35), to: "watch-1", now: now) } throws: { ($0 as? RelayError)?.code == .malformed }
         #expect(try store.queue(of: "watch-1") == .init(messages: 2, bytes: 172), "refusals take no room")
     }
 
