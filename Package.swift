@@ -184,7 +184,7 @@ let package = Package(
         // APNs pushes of type accessory and their provider tokens. No IO.
         .target(
             name: "NotifBridgeRelayCore",
-            dependencies: [crypto],
+            dependencies: ["NotifBridgeCrypto", crypto],
             path: "Sources/Relay/NotifBridgeRelayCore",
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,5 @@
+import NotifBridgeCrypto
+
 /// The frames between the relay and an accessory on its inbox connection (docs/PROTOCOL.md §11),
 /// one per binary WebSocket message. The relay never looks inside a message: it is the ratchet
 /// message of §10.3, ciphertext to everyone but the accessory.
@@ -107,10 +109,10 @@ public enum RelayFrame: Sendable, Hashable {
 /// The relay's named limits. The defaults fit what an accessory accepts over the internet (the
 /// largest Bluetooth plaintext, 256 KiB, plus the ratchet's 36 bytes of header, nonce and tag).
 public struct RelayLimits: Sendable, Hashable {
-    /// The shortest message the relay takes: a §10.3 message with an empty plaintext (key ID 4,
-    /// index 4, nonce 12, tag 16). Anything shorter can never be opened, and would only take a
-    /// place in the accessory's queue; it is not the operator's to change.
-    public static let minMessageLength = 36
+    /// The shortest message the relay takes: a §10.3 message with an empty plaintext (key ID,
+    /// index, nonce and tag). Anything shorter can never be opened, and would only take a place
+    /// in the accessory's queue; it is not the operator's to change.
+    public static let minMessageLength = InternetRatchet.minimumMessageLength
 
     /// The largest message the relay takes for an accessory.
     public var maxMessageLength: Int
@@ -124,7 +126,7 @@ public struct RelayLimits: Sendable, Hashable {
     public var timeToLive: Duration
 
     public init(
-        maxMessageLength: Int = 256 * 1024 + 36, maxQueuedMessages: Int = 10_000, maxQueuedBytes: Int = 64 << 20,
+        maxMessageLength: Int = 256 * 1024 + InternetRatchet.minimumMessageLength, maxQueuedMessages: Int = 10_000, maxQueuedBytes: Int = 64 << 20,
         window: Int = 64, timeToLive: Duration = .seconds(7 * 24 * 3600)
     ) {
         self.maxMessageLength = maxMessageLength
