@@ -105,10 +105,10 @@ struct RelayInboxClientTests {
         let lengths = [16_375, 16_376, 16_384 - 9, 16_384 - 8, RelayLimits().maxMessageLength, RelayLimits.minMessageLength]
         try await Self.withRelay { store, client, url in
             for (index, length) in lengths.enumerated() {
-                try await Self.post(client, [UInt8](repeating: UInt8(index + 1), count: length))
+                try await Self.post(client, relayMessage(UInt8(index + 1), length: length))
             }
             let (received, running) = Self.receive(from: url) { seq, message in
-                #expect(message == [UInt8](repeating: UInt8(seq), count: lengths[Int(seq) - 1]), "message \(seq): \(message.count) bytes")
+                #expect(message == relayMessage(UInt8(seq), length: lengths[Int(seq) - 1]), "message \(seq): \(message.count) bytes")
             }
             await received.wait(for: UInt64(lengths.count))
             #expect(try await Self.drained(store))

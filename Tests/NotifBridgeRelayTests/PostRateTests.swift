@@ -40,7 +40,7 @@ struct PostRateTests {
             }
             let first = try await RelayServerTests.post(client, relayMessage(1))
             #expect(first.status == .created, "strangers spent none of the burst")
-            let tooLarge = try await RelayServerTests.post(client, [UInt8](repeating: 7, count: 300 * 1024))
+            let tooLarge = try await RelayServerTests.post(client, relayMessage(7, length: 300 * 1024))
             #expect(tooLarge.status == .tooManyRequests)
         }
     }
