@@ -364,6 +364,8 @@ let package = Package(
             name: "NotifBridgeTestSupport",
             dependencies: [
                 "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeRelayCore", "NotifBridgeRelayPostgres", logging, crypto, nioCore,
+                // To damage a store under the process that holds it open (StoreDamage).
+                grdb,
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -3,6 +3,7 @@ import GRDB
 import Logging
 @testable import NotifBridgeAccessory
 import NotifBridgeAccessoryCore
+import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeLogGate
 import NotifBridgeStore
@@ -31,7 +32,7 @@ struct StoreFailureLogTests {
         let gate = LogGate(LogThrottle(burst: 3, interval: .seconds(60)))
         let pipeline = AlertPipeline(
             store: store, policy: .unlimitedBursts, presenter: RecordingPresenter(), sinks: [], logger: Logger(label: "test", factory: { _ in log }),
-            gate: gate, health: StoreHealth(stop: {}), minuteOfDay: { 720 }
+            gate: gate, minuteOfDay: { 720 }
         )
         for sequence in 1...10 {
             #expect(pipeline.commit([try Self.delivery(UInt64(sequence))]).allSatisfy { (try? $0.get()) == nil })
@@ -77,6 +78,30 @@ struct StoreFailureLogTests {
             try await accessory.task.value
         } throws: { thrown in
             thrown is StoreHealth.Broken && "\(thrown)".hasPrefix("the notification store \(directory.path)/accessory.sqlite failed in a way that will not pass (")
+        }
+    }
+
+    /// The daemon heard only the commits of notifications: a store that broke during a key
+    /// exchange ended that connection, and the daemon ran on until a notification failed.
+    @Test("a store that breaks during a key exchange stops the daemon, and run throws it")
+    func brokenDuringKeyExchange() async throws {
+        let directory = try TemporaryDirectory("store-broken-exchange")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        try StoreDamage.corruptTables(ofStoreAt: directory.path + "/accessory.sqlite")
+        _ = try? await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session()) { connection in
+            try await connection.waitUntilEstablished()
+        }
+        do {
+            try await TestWait.until("the daemon to hear that the store broke") { accessory.daemon.health.broken != nil }
+        } catch {
+            await accessory.stop()
+            throw error
+        }
+        await #expect {
+            try await accessory.task.value
+        } throws: { thrown in
+            ((thrown as? StoreHealth.Broken)?.underlying as? DatabaseError)?.resultCode == .SQLITE_CORRUPT
         }
     }
 }

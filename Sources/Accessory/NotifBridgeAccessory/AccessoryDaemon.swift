@@ -73,8 +73,14 @@ public final class AccessoryDaemon: Sendable {
         Self.tightenStoreFiles(configuration.storePath, logger: logger)
         let keyStore = keyStore ?? KeyFile(directory: configuration.stateDirectory, suite: configuration.suite)
         let (identity, created) = try keyStore.loadOrCreate(configuration.suite)
+        let stops = AsyncStream.makeStream(of: Void.self)
+        stopRequests = stops
+        let health = StoreHealth { stops.continuation.yield() }
+        self.health = health
         do {
-            store = try AccessoryStore(path: configuration.storePath, retention: policy.retention)
+            store = try AccessoryStore(path: configuration.storePath, retention: policy.retention) { error in
+                if health.report(error) { logger.critical("the store failed in a way that will not pass (\(error)); stopping") }
+            }
         } catch {
             throw StoreUnavailable(path: configuration.storePath, underlying: error, unwritable: Self.unwritable(configuration.storePath))
         }
@@ -83,11 +89,8 @@ public final class AccessoryDaemon: Sendable {
         let resources = configuration.resources
         gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
-        let stops = AsyncStream.makeStream(of: Void.self)
-        stopRequests = stops
-        health = StoreHealth { stops.continuation.yield() }
         pipeline = AlertPipeline(
-            store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, health: health, minuteOfDay: minuteOfDay
+            store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, minuteOfDay: minuteOfDay
         )
         registry = ConnectionRegistry()
         runner = ConnectionRunner(

@@ -37,7 +37,6 @@ final class AlertPipeline: Sendable {
     let sinks: [any AlertSink]
     let logger: Logger
     let gate: LogGate
-    let health: StoreHealth
     let minuteOfDay: @Sendable () -> Int
     /// A commit holds the limiter across its store write (plan, write, then advance, with no
     /// other commit in between), and nothing else waits on that. Lock order: this, then the
@@ -46,7 +45,7 @@ final class AlertPipeline: Sendable {
 
     init(
         store: AccessoryStore, policy: PolicyFile, presenter: any Presenter, sinks: [any AlertSink], logger: Logger, gate: LogGate,
-        health: StoreHealth, minuteOfDay: @escaping @Sendable () -> Int
+        minuteOfDay: @escaping @Sendable () -> Int
     ) {
         self.store = store
         settings = policy.alerts
@@ -54,7 +53,6 @@ final class AlertPipeline: Sendable {
         self.sinks = sinks
         self.logger = logger
         self.gate = gate
-        self.health = health
         self.minuteOfDay = minuteOfDay
         burst = Mutex(BurstLimiter(limit: policy.burst))
     }
@@ -75,7 +73,6 @@ final class AlertPipeline: Sendable {
             }
         } catch {
             results = batch.map { _ in .failure(error) }
-            if health.report(error) { logger.critical("the store failed in a way that will not pass (\(error)); stopping") }
         }
         var shown: [PresenterEvent] = []
         var failed: [(sequence: UInt64, error: any Error)] = []

@@ -107,7 +107,7 @@ final class RelayRunner: Sendable {
         guard let exchangeID = keys.snapshot.exchange?.exchangeID else { return false }
         if inbox.withLock({ $0?.exchangeID == exchangeID }) { return true }
         do {
-            return try store.receivingRatchet(exchangeID: exchangeID) != nil
+            return try store.hasReceivingRatchet(exchangeID: exchangeID)
         } catch {
             gate.pass(Self.origin) { logger.warning("the relay inbox waits: the store could not say whether this accessory has internet keys: \(error)") }
             return nil

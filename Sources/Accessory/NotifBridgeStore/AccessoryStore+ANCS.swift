@@ -15,7 +15,7 @@ extension AccessoryStore {
     /// epochs from being reused.
     @discardableResult
     public func beginANCSConnection(device: String, exchangeID: UInt64, now: Date) throws -> Int64 {
-        try database.write { db in
+        try write { db in
             try db.execute(
                 sql: """
                     INSERT INTO key_exchange (exchange_id, key_id, cipher_suite, version, identifier, encapsulated_key, active, created_at)
@@ -38,7 +38,7 @@ extension AccessoryStore {
     /// Marks removed every live notification whose identifier starts with `prefix` and is not
     /// in `keeping`, and returns them as they are now (removed), for the presenter.
     public func withdraw(identifierPrefix prefix: String, keeping: Set<String>, now: Date) throws -> [StoredNotification] {
-        try database.write { db in
+        try write { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT * FROM notification WHERE NOT removed AND substr(notification_id, 1, ?) = ?",

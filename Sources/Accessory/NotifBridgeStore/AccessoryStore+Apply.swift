@@ -56,7 +56,7 @@ extension AccessoryStore {
         burst: inout BurstLimiter
     ) throws -> [Result<ApplyOutcome, any Error>] {
         var planned = burst
-        let results = try database.write { db in
+        let results = try write { db in
             for item in opened {
                 try Self.save(item.changes, exchangeID: item.exchangeID, db)
             }

@@ -11,7 +11,7 @@ extension AccessoryStore {
     /// reuse one in-memory store for every input: opening and migrating one costs more than
     /// most inputs. SPI because no accessory should ever wipe its ledger this way.
     @_spi(Fuzzing) public func eraseEverything() throws {
-        try database.write { db in
+        try write { db in
             try db.execute(cached: "DELETE FROM notification")
             try db.execute(cached: "DELETE FROM remove_all_watermark")
             try db.execute(cached: "DELETE FROM key_exchange")

@@ -52,7 +52,7 @@ extension AccessoryStore {
     @discardableResult
     public func startInternetRatchets(exchangeID: UInt64, keyID: [UInt8], chainKeys: InternetChainKeys) throws -> Bool {
         try Self.checkInternetKeyID(keyID)
-        return try database.write { db in
+        return try write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM key_exchange WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)]) != nil else {
                 throw UnknownExchange(exchangeID: exchangeID)
             }
@@ -105,16 +105,28 @@ extension AccessoryStore {
         }
     }
 
+    /// Whether the exchange's receiving ratchet was started, without loading its kept keys
+    /// (up to ``InternetRatchet/maxSkippedKeys`` of them).
+    public func hasReceivingRatchet(exchangeID: UInt64) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM ratchet_chain WHERE exchange_id = ? AND direction = ?)",
+                arguments: [Int64(bitPattern: exchangeID), Self.column(.hostToAccessory)]
+            ) ?? false
+        }
+    }
+
     /// Saves what opening one message changed, in a transaction of its own. Prefer
     /// `applyBatch(_:opened:…)`, which saves it with the message's event.
     public func saveOpened(_ changes: ReceivingRatchet.Changes, exchangeID: UInt64) throws {
-        try database.write { db in try Self.save(changes, exchangeID: exchangeID, db) }
+        try write { db in try Self.save(changes, exchangeID: exchangeID, db) }
     }
 
     /// Seals `plaintext` with the next key of the exchange's sending ratchet and commits the moved
     /// chain before returning the message to transmit.
     public func sealForInternet(_ plaintext: some DataProtocol, exchangeID: UInt64, nonces: NonceSource = .system) throws -> RatchetMessage {
-        try database.write { db in
+        try write { db in
             let id = Int64(bitPattern: exchangeID)
             guard let row = try Self.chainRow(db, id, .accessoryToHost) else {
                 throw RatchetStoreError(description: "exchange \(exchangeHex(exchangeID)) has no internet ratchet")
@@ -133,7 +145,7 @@ extension AccessoryStore {
     /// over the internet name it. Only a feature a message decrypted under is recorded, never one
     /// a link merely bound.
     public func saveFeatureID(_ featureID: String, exchangeID: UInt64) throws {
-        try database.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE key_exchange SET feature_id = ? WHERE exchange_id = ?", arguments: [featureID, Int64(bitPattern: exchangeID)])
         }
     }

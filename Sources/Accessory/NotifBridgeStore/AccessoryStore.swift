@@ -16,11 +16,17 @@ public final class AccessoryStore: Sendable {
     let database: any DatabaseWriter
     public let path: String
     public let retention: Retention
+    /// Told of each failure ``isBroken(_:)`` says will not pass, whichever operation met it.
+    private let whenBroken: (@Sendable (any Error) -> Void)?
 
     /// Opens (creating and migrating if needed) the store at `path`, mode 0600.
-    public init(path: String, retention: Retention = .default) throws {
+    /// - Parameter whenBroken: called with each failure that ``isBroken(_:)``, from any read or
+    ///   write (a key exchange, the relay's ratchet, ANCS, a listing), not only the commits of
+    ///   notifications: the daemon stops on the first.
+    public init(path: String, retention: Retention = .default, whenBroken: (@Sendable (any Error) -> Void)? = nil) throws {
         self.path = path
         self.retention = retention
+        self.whenBroken = whenBroken
         try DurableFile.createPrivate(path)
         try Self.checkOwnership(path)
         var configuration = Configuration()
@@ -115,6 +121,7 @@ public final class AccessoryStore: Sendable {
     init(memory: DatabaseQueue, retention: Retention) throws {
         path = ":memory:"
         self.retention = retention
+        whenBroken = nil
         database = memory
         try Self.migrator.migrate(database)
     }
@@ -125,8 +132,27 @@ public final class AccessoryStore: Sendable {
     /// use: 42% of the ledger fuzzer's time. The queue runs one access at a time, so no write can
     /// come between the statements of a read without that mode.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        guard let queue = database as? DatabaseQueue else { return try database.read(body) }
-        return try queue.inDatabase(body)
+        do {
+            guard let queue = database as? DatabaseQueue else { return try database.read(body) }
+            return try queue.inDatabase(body)
+        } catch {
+            noticeBroken(error)
+            throw error
+        }
+    }
+
+    /// Runs one of the store's write transactions.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            noticeBroken(error)
+            throw error
+        }
+    }
+
+    private func noticeBroken(_ error: any Error) {
+        if let whenBroken, Self.isBroken(error) { whenBroken(error) }
     }
 
     /// Closes the database (after a graceful shutdown): a later call on this store throws.
@@ -284,7 +310,7 @@ public final class AccessoryStore: Sendable {
     @discardableResult
     public func saveExchange(_ parameters: KeyExchangeParameters, keyID: [UInt8], now: Date, internet: InternetRatchetStart? = nil) throws -> Int64 {
         if let internet { try Self.checkInternetKeyID(internet.keyID) }
-        return try database.write { db in
+        return try write { db in
             try db.execute(cached: "UPDATE key_exchange SET active = 0")
             let id = Int64(bitPattern: parameters.exchangeID)
             let epoch: Int64
@@ -310,7 +336,7 @@ public final class AccessoryStore: Sendable {
 
     /// Deactivates an exchange; its row stays so epochs keep their order.
     public func forgetExchange(_ exchangeID: UInt64) throws {
-        try database.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE key_exchange SET active = 0 WHERE exchange_id = ?", arguments: [Int64(bitPattern: exchangeID)])
         }
     }
@@ -356,7 +382,7 @@ public final class AccessoryStore: Sendable {
     /// Its revision stays, so a later update from the phone still cannot bring it back.
     @discardableResult
     public func removeLocally(source: String, id: String, now: Date) throws -> Bool {
-        try database.write { db in
+        try write { db in
             try db.execute(
                 sql: "UPDATE notification SET removed = 1, updated_at = ? WHERE source_id = ? AND notification_id = ? AND NOT removed",
                 arguments: [now, source, id]
