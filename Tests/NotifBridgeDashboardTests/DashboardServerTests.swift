@@ -30,7 +30,7 @@ struct DashboardServerTests {
         let asked: AsyncStream<ControlRequest>
     }
 
-    private static func withDashboard(
+    static func withDashboard(
         store prepare: (AccessoryStore) throws -> Void = { _ in }, limits: ConnectionLimits = ConnectionLimits(maxConnections: 32),
         _ body: (Running) async throws -> Void
     ) async throws {
@@ -57,7 +57,7 @@ struct DashboardServerTests {
     /// Redirects are looked at, not followed: the login's 303 is under test.
     private static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
 
-    private static func request(
+    static func request(
         _ running: Running, _ path: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], body: String? = nil
     ) async throws -> (status: Int, headers: HTTPHeaders, body: String) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(running.port)\(path)")
@@ -69,7 +69,7 @@ struct DashboardServerTests {
         return (Int(response.status.code), response.headers, String(buffer: bytes))
     }
 
-    private static func bearer(_ running: Running) -> (String, String) {
+    static func bearer(_ running: Running) -> (String, String) {
         ("Authorization", "Bearer \(running.token.value)")
     }
 
@@ -224,7 +224,7 @@ struct DashboardServerTests {
     }
 
     /// Stores one notification, as the first event of an exchange.
-    private static func storeNotification(_ store: AccessoryStore, sequence: UInt64 = 1, _ fill: (inout Notifbridge_V1_Notification) -> Void) throws {
+    static func storeNotification(_ store: AccessoryStore, sequence: UInt64 = 1, _ fill: (inout Notifbridge_V1_Notification) -> Void) throws {
         let parameters = KeyExchangeParameters(cipherSuite: "XWing", version: "Version1", identifier: "dashboard", encapsulatedKey: Data([0]))
         try store.saveExchange(parameters, keyID: [0], now: Date())
         var event = HostEvent()

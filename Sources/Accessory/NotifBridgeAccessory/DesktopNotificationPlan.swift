@@ -86,18 +86,20 @@ public struct DesktopNotificationPlan: Sendable, Hashable {
         reason == 2 ? .dismissed : nil
     }
 
-    /// The five characters the specification's body markup gives meaning to.
+    /// The five characters the specification's body markup gives meaning to, by Unicode scalar:
+    /// by `Character`, a `<` or `&` followed by a combining mark is one that matches no case, and
+    /// went out raw (markup the server could not parse, so a body it did not show).
     static func escapeMarkup(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": escaped += "&amp;"
             case "<": escaped += "&lt;"
             case ">": escaped += "&gt;"
             case "\"": escaped += "&quot;"
             case "'": escaped += "&apos;"
-            default: escaped.append(character)
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped

@@ -7,14 +7,40 @@ import Mustache
 /// unclosed right-to-left override in an app's name cannot reverse the bundle ID beside it.
 enum DashboardTemplates {
     static let library: MustacheLibrary = {
+        MustacheContentTypes.register(ScalarHTML(), named: ScalarHTML.name)
         var library = MustacheLibrary()
         do {
-            for (name, text) in sources { try library.register(text, named: name) }
+            // Every template, partials too: a partial starts again with swift-mustache's own.
+            for (name, text) in sources { try library.register("{{% CONTENT_TYPE: \(ScalarHTML.name) }}" + text, named: name) }
         } catch {
             preconditionFailure("a dashboard template does not parse: \(error)")
         }
         return library
     }()
+
+    /// HTML escaping by Unicode scalar. swift-mustache's own looks each `Character` up whole, and
+    /// a quote followed by a combining mark (U+0301, U+200D) is one `Character` that is not in its
+    /// table: it went out raw, and notification text could add attributes to its element
+    /// (`hidden`, an `id` the page's script looks up, a second `data-id`).
+    struct ScalarHTML: MustacheContentType {
+        static let name = "NotifBridgeHTML"
+
+        func escapeText(_ text: String) -> String {
+            var escaped = ""
+            escaped.reserveCapacity(text.utf8.count)
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "&": escaped += "&amp;"
+                case "<": escaped += "&lt;"
+                case ">": escaped += "&gt;"
+                case "\"": escaped += "&quot;"
+                case "'": escaped += "&#39;"
+                default: escaped.unicodeScalars.append(scalar)
+                }
+            }
+            return escaped
+        }
+    }
 
     static func render(_ object: Any, _ name: String) -> String {
         guard let html = library.render(object, withTemplate: name) else { preconditionFailure("no dashboard template \(name)") }
