@@ -40,9 +40,14 @@ struct RelayServerTests {
         return result
     }
 
-    /// A relay over `store` with `limits` on a free loopback port: the port, and the task serving.
+    /// A relay over `store` with `limits` (or `configuration`) on a free loopback port: the port,
+    /// and the task serving.
     static func serve(_ store: RelayStore, limits: ConnectionLimits) async throws -> (Int, Task<Void, any Error>) {
-        let server = RelayServer(store: store, configuration: .init(port: 0, limits: limits), logger: Logger(label: "relay-test"))
+        try await serve(store, configuration: .init(port: 0, limits: limits))
+    }
+
+    static func serve(_ store: RelayStore, configuration: RelayServer.Configuration) async throws -> (Int, Task<Void, any Error>) {
+        let server = RelayServer(store: store, configuration: configuration, logger: Logger(label: "relay-test"))
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
         var iterator = ports.makeAsyncIterator()

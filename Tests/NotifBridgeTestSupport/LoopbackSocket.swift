@@ -31,6 +31,25 @@ public final class LoopbackSocket: Sendable {
         _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Reads what the server sends until `done` holds for all of it, the server closes, or
+    /// `wait` has passed; returns what was read. Polls like ``closedByPeer(within:)``.
+    public func read(within wait: Duration, until done: ([UInt8]) -> Bool) async throws -> [UInt8] {
+        let deadline = ContinuousClock.now + wait
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !done(received), ContinuousClock.now < deadline {
+            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                received += buffer[..<count]
+            } else if count == 0 || errno != EAGAIN {
+                break
+            } else {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        return received
+    }
+
     /// Whether the server closes its end within `wait`: a read sees end of file or a reset.
     /// Whatever the server sends before that is read and dropped. Polls without blocking and
     /// sleeps between polls, so the wait holds no thread of the shared pool, which every other

@@ -240,10 +240,16 @@ public struct RelayServer: Sendable {
     }
 
     /// Writes what the session sends and feeds it what the accessory sends, until either ends.
+    /// Once the relay has sent its close, nothing more is read: swift-websocket then waits for
+    /// the accessory's answering close for at most the close timeout. The reader went on
+    /// reading instead, so an accessory that never answered held its connection for ever.
     private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let id = connection.accessoryID
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await connection.run() }
+        try await withThrowingTaskGroup(of: PumpPart.self) { group in
+            group.addTask {
+                await connection.run()
+                return .session
+            }
             group.addTask {
                 for await output in connection.output {
                     switch output {
@@ -256,29 +262,43 @@ public struct RelayServer: Sendable {
                             logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])
                         }
                         try await outbound.close(ending.closeCode, reason: ending.closeReason)
+                        return .closedByRelay
                     }
                 }
+                return .closedByRelay
+            }
+            group.addTask {
+                defer { connection.finished() }
+                var messages = AccessoryMessages(maxLength: Self.maxAccessoryMessage)
+                do {
+                    for try await frame in inbound {
+                        switch messages.take(frame.opcode, fin: frame.fin, frame.data) {
+                        case .more: continue
+                        case .message(let bytes): await connection.receive(bytes)
+                        case .refused(let error):
+                            // The writer ends the connection once the close is out.
+                            await connection.refuse(error)
+                            return .refusedAccessory
+                        }
+                    }
+                } catch is CancellationError {
+                } catch {
+                    gate.pass(id, .connections) {
+                        logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
+                    }
+                }
+                return .closedByAccessory
             }
             connection.opened()
-            do {
-                // Acks are 9 bytes and pushes at most 9 + 4096; a frame past
-                // `maxAccessoryMessage` ends the connection before it is buffered.
-                for try await message in inbound.messages(maxSize: Self.maxAccessoryMessage) {
-                    guard case .binary(let buffer) = message else {
-                        await connection.refuse(RelayError(.protocolViolation, "an accessory sends binary frames only"))
-                        break
-                    }
-                    await connection.receive(Array(buffer.readableBytesView))
-                }
-            } catch {
-                gate.pass(id, .connections) {
-                    logger.notice("inbox read failed", metadata: ["accessory": "\(id)", "error": "\(error)"])
-                }
-            }
+            // The connection ends with whichever side ends first: the accessory's close ends the
+            // reader, the relay's close the writer.
+            while let part = try await group.next(), part != .closedByRelay, part != .closedByAccessory {}
             connection.finished()
-            try await group.waitForAll()
+            group.cancelAll()
         }
     }
+
+    private enum PumpPart { case session, closedByRelay, closedByAccessory, refusedAccessory }
 }
 
 extension RelayError {

@@ -20,11 +20,15 @@ public struct ConnectionLimits: Sendable {
     /// last one ended (Hummingbird's idle timeout: bytes of a trickled head do not restart it).
     /// WebSockets are not: the first request upgraded them.
     public var idleTimeout: Duration
+    /// How long a WebSocket the server closed waits for the peer's answering close before the
+    /// connection is closed anyway (swift-websocket's default is 15 s).
+    public var closeTimeout: Duration
 
-    public init(maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60)) {
+    public init(maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), closeTimeout: Duration = .seconds(5)) {
         self.maxConnections = maxConnections
         self.firstBytesTimeout = firstBytesTimeout
         self.idleTimeout = idleTimeout
+        self.closeTimeout = closeTimeout
     }
 
     /// For `ApplicationConfiguration.availableConnectionsDelegate`.
@@ -35,12 +39,14 @@ public struct ConnectionLimits: Sendable {
 
 extension HTTPServerBuilder {
     /// HTTP/1 with a WebSocket upgrade, as `http1WebSocketUpgrade(webSocketRouter:)`, with the
-    /// first-bytes and idle timeouts of `limits`.
+    /// first-bytes, idle and close timeouts of `limits`.
     public static func boundedHTTP1WebSocketUpgrade<WSResponderBuilder: HTTPResponderBuilder & _HB_SendableMetatype>(
         webSocketRouter: WSResponderBuilder, limits: ConnectionLimits
     ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
         let webSocketResponder = webSocketRouter.buildResponder()
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: TimeAmount(limits.idleTimeout)))
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: TimeAmount(limits.idleTimeout)), ws: .init(closeTimeout: limits.closeTimeout)
+        )
         return .init { responder in
             FirstBytesTimeoutChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),

@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import NotifBridgeRelay
+import NotifBridgeRelayCore
+import NotifBridgeRelayStore
+import NotifBridgeTestSupport
+import NotifBridgeWebServing
+import Testing
+
+/// How the relay ends an inbox: the connection is gone soon after the relay's close, whether
+/// or not the accessory answers it, and an overlong message is refused as §11.5 says.
+@Suite("Relay inbox endings", .timeLimit(.minutes(1)))
+struct InboxEndingTests {
+    /// After its close the relay read on, waiting for the accessory's answering close, so a
+    /// client that never answered held its connection (one of a relay's `maxConnections`) until
+    /// the WebSocket ping timed it out, a minute later; a few such clients locked every
+    /// accessory out. Here the relay has one connection to give, and the inbox holding it has
+    /// its token replaced: the relay closes it, and the next request is served.
+    @Test("an inbox that never answers the relay's close gives its connection back")
+    func unansweredClose() async throws {
+        let directory = try TemporaryDirectory("relay-unanswered-close")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+        _ = try store.post(relayMessage(1), to: RelayServerTests.accessory, now: Date())
+        let (port, task) = try await RelayServerTests.serve(
+            store, configuration: .init(port: 0, limits: ConnectionLimits(maxConnections: 1, closeTimeout: .seconds(1)), tokenCheckInterval: .milliseconds(100))
+        )
+        defer { task.cancel() }
+
+        // An inbox opened by hand, which reads nothing after its first message and answers
+        // nothing.
+        let deaf = try LoopbackSocket(port: port)
+        deaf.send(Array((
+            "GET /v1/accessories/\(RelayServerTests.accessory)/inbox HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(RelayServerTests.inbox.text)\r\n\r\n"
+        ).utf8))
+        let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
+        #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
+        try store.register(accessory: RelayServerTests.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: RelayServerTests.post)
+        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
+        #expect(health.status.code == 200)
+        withExtendedLifetime(deaf) {}
+    }
+
+    /// swift-websocket's own reader ended an overlong message in fragments with an error the
+    /// inbox swallowed, and the connection closed normally (1000).
+    @Test("a message in fragments past the limit is refused with 1008 and a reason; one at the limit is read", arguments: [
+        (RelayFrame.headerLength + RelayFrame.maxPushBodyLength, false),
+        (RelayFrame.headerLength + RelayFrame.maxPushBodyLength + 1, true),
+    ])
+    func fragmentedMessage(length: Int, refused: Bool) async throws {
+        let directory = try TemporaryDirectory("relay-fragments")
+        defer { directory.remove() }
+        try await RelayServerTests.withRelay(at: directory.path + "/relay.sqlite") { _, client in
+            let port = try #require(client.port)
+            let close = try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/v1/accessories/\(RelayServerTests.accessory)/inbox",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(RelayServerTests.inbox.text)"]),
+                logger: Logger(label: "inbox-test")
+            ) { inbound, outbound, _ in
+                // A push frame's header, then a body that is not a push body, in two fragments.
+                let bytes = RelayFrame.push(id: 1, body: [UInt8](repeating: 0x7B, count: length - RelayFrame.headerLength)).encoded()
+                #expect(bytes.count == length)
+                let half = bytes.count / 2
+                try await outbound.write(.custom(WebSocketFrame(fin: false, opcode: .binary, data: ByteBuffer(bytes: bytes[..<half]))))
+                try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .continuation, data: ByteBuffer(bytes: bytes[half...]))))
+                var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                if !refused {
+                    // Read and answered (the relay has no APNs here): the connection stays open.
+                    guard case .binary(let answer)? = try await iterator.next() else { return }
+                    #expect(try RelayFrame(decoding: Array(answer.readableBytesView)).seq == 1)
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                while try await iterator.next() != nil {}
+            }
+            if refused {
+                #expect(close?.closeCode == .policyViolation)
+                #expect(close?.reason == "a message of more than \(length - 1) bytes; an ack is 9, a push at most \(length - 1)")
+            } else {
+                #expect(close?.closeCode == .normalClosure)
+            }
+        }
+    }
+}
