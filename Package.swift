@@ -401,9 +401,10 @@ let package = Package(
             name: "NotifBridgeRelayTests",
             dependencies: [
                 "NotifBridgeRelay", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres", "NotifBridgeRelayCore", "NotifBridgeTestSupport", logging, nioCore,
-                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeWebServing", crypto,
+                "NotifBridgeAccessoryCore", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeWire", "NotifBridgeWebServing", "NotifBridgeLogGate", crypto,
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

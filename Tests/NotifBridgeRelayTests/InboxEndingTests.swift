@@ -7,7 +7,8 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
-import NotifBridgeRelay
+import NotifBridgeLogGate
+@testable import NotifBridgeRelay
 import NotifBridgeRelayCore
 import NotifBridgeRelayStore
 import NotifBridgeTestSupport
@@ -38,17 +39,48 @@ struct InboxEndingTests {
 
         // An inbox opened by hand, which reads nothing after its first message and answers
         // nothing.
-        let deaf = try LoopbackSocket(port: port)
-        deaf.send(Array((
-            "GET /v1/accessories/\(RelayServerTests.accessory)/inbox HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(RelayServerTests.inbox.text)\r\n\r\n"
-        ).utf8))
+        let deaf = try Self.openByHand(port)
         let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
         #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
         try store.register(accessory: RelayServerTests.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: RelayServerTests.post)
         let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
         #expect(health.status.code == 200)
         withExtendedLifetime(deaf) {}
+    }
+
+    /// An inbox that stopped reading held its connection for ever: the relay's writes, its
+    /// pings and its close all waited on it. Here 64 messages of the largest size are more than
+    /// the sockets' buffers hold, and the relay has one connection to give.
+    @Test("an inbox that stops reading gives its connection back after the stalled-reader timeout")
+    func stalledReader() async throws {
+        let directory = try TemporaryDirectory("relay-stalled-reader")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+        for mark in 1...UInt8(64) {
+            _ = try store.post(relayMessage(mark, length: store.limits.maxMessageLength), to: RelayServerTests.accessory, now: Date())
+        }
+        let (port, task) = try await RelayServerTests.serve(
+            store, limits: ConnectionLimits(maxConnections: 1, stalledReaderTimeout: .seconds(1))
+        )
+        defer { task.cancel() }
+        let deaf = try Self.openByHand(port)
+        let first = try await deaf.read(within: TestWait.deadline) { $0.count > 1 << 16 }
+        #expect(first.count > 1 << 16, "the inbox is sending")
+        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
+        #expect(health.status.code == 200)
+        withExtendedLifetime(deaf) {}
+    }
+
+    /// The accessory's inbox, opened on a plain socket that reads only when told to.
+    static func openByHand(_ port: Int) throws -> LoopbackSocket {
+        let socket = try LoopbackSocket(port: port)
+        socket.send(Array((
+            "GET /v1/accessories/\(RelayServerTests.accessory)/inbox HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(RelayServerTests.inbox.text)\r\n\r\n"
+        ).utf8))
+        return socket
     }
 
     /// swift-websocket's own reader ended an overlong message in fragments with an error the
@@ -89,5 +121,42 @@ struct InboxEndingTests {
                 #expect(close?.closeCode == .normalClosure)
             }
         }
+    }
+}
+
+/// The frames an inbox hands its writer while the accessory does not read.
+@Suite("Relay inbox output")
+struct InboxOutputTests {
+    /// Each push is answered with a frame, and the window bounds only deliveries: an accessory
+    /// that pushed without reading piled frames up without end (56 to 74 MB in 30 s).
+    @Test("an accessory that pushes without reading is refused once maxUnwrittenFrames wait")
+    func unreadPushAnswers() async throws {
+        let directory = try TemporaryDirectory("relay-unread-pushes")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+        let connection = InboxConnection(
+            accessoryID: RelayServerTests.accessory, token: RelayServerTests.inbox.text, store: store, pusher: nil, pushes: RateGate(rate: .pushes),
+            logger: Logger(label: "relay-test", factory: { _ in SwiftLogNoOpLogHandler() }), gate: LogGate(LogThrottle(burst: 5, interval: .seconds(10))),
+            now: { Date() }
+        )
+        let running = Task { await connection.run() }
+        connection.opened()
+        for id in 1...UInt64(connection.maxUnwrittenFrames + 10) {
+            await connection.receive(RelayFrame.push(id: id, body: Array("{}".utf8)).encoded())
+        }
+        connection.finished()
+        await running.value
+        var frames = 0
+        var ending: InboxConnection.Ending?
+        for await output in connection.output {
+            switch output {
+            case .frame: frames += 1
+            case .close(let reason): ending = reason
+            }
+        }
+        #expect(frames == connection.maxUnwrittenFrames)
+        #expect(ending == .refused(RelayError(.protocolViolation, "the accessory does not read what the relay sends (\(connection.maxUnwrittenFrames) frames wait)")))
     }
 }

@@ -12,7 +12,9 @@ import Synchronization
 /// post for this accessory), and ``run()`` takes them one at a time, awaiting the store in
 /// between, so the frames leave in the order the session chose them. What waits is bounded: the
 /// reader waits until its frame is handled before it reads the next, posts collapse into one
-/// pending wake-up, and the frames for the writer are bounded by the session's window.
+/// pending wake-up, and the frames waiting for the writer are at most ``maxUnwrittenFrames``:
+/// the window bounds the deliveries, but each push of the accessory's is answered with a frame,
+/// and an accessory that pushed without reading piled them up without end.
 final class InboxConnection: Sendable {
     enum Output: Sendable {
         case frame([UInt8])
@@ -43,6 +45,11 @@ final class InboxConnection: Sendable {
     private let inputContinuation: AsyncStream<Input>.Continuation
     /// A post's wake-up is queued and not yet taken: further posts need no other.
     private let wakeQueued = Mutex(false)
+    /// Frames handed to the writer and not yet written.
+    private let unwritten = Mutex(0)
+    /// Past this many frames waiting for the writer the accessory is not reading: the window's
+    /// deliveries, the answers to as many pushes, and room to spare.
+    let maxUnwrittenFrames: Int
     private let store: any RelayStorage
     private let pusher: (any APNsPushing)?
     private let pushes: RateGate
@@ -62,6 +69,7 @@ final class InboxConnection: Sendable {
         self.logger = logger
         self.gate = gate
         self.now = now
+        maxUnwrittenFrames = 4 * store.limits.window
         (output, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         (inputs, inputContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -99,6 +107,11 @@ final class InboxConnection: Sendable {
         await withCheckedContinuation { handled in
             if case .terminated = inputContinuation.yield(.end(.refused(error), handled: handled)) { handled.resume() }
         }
+    }
+
+    /// The writer wrote a frame.
+    func wrote() {
+        unwritten.withLock { $0 -= 1 }
     }
 
     /// The WebSocket closed: nothing more is taken or sent.
@@ -146,6 +159,13 @@ final class InboxConnection: Sendable {
                     case .fetch(let after, let limit):
                         pending.append(.fetched(try await store.fetch(for: accessoryID, after: after, limit: limit, now: now())))
                     case .send(let frame):
+                        guard unwritten.withLock({ unwritten in
+                            unwritten += 1
+                            return unwritten <= maxUnwrittenFrames
+                        }) else {
+                            end(&session, .refused(RelayError(.protocolViolation, "the accessory does not read what the relay sends (\(maxUnwrittenFrames) frames wait)")))
+                            break
+                        }
                         continuation.yield(.frame(frame.encoded()))
                     case .forget(let upTo):
                         try await store.forget(for: accessoryID, upTo: upTo)

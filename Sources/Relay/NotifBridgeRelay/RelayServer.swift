@@ -257,6 +257,7 @@ public struct RelayServer: Sendable {
                         // In frames of at most 16 KiB, as §11.5 says (`write(.binary:)` sent one
                         // frame of any length, which a client with the usual frame limit refuses).
                         try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes))
+                        connection.wrote()
                     case .close(let ending):
                         gate.pass(id, .connections) {
                             logger.notice("inbox closed by the relay", metadata: ["accessory": "\(id)", "reason": "\(ending)"])

@@ -23,12 +23,19 @@ public struct ConnectionLimits: Sendable {
     /// How long a WebSocket the server closed waits for the peer's answering close before the
     /// connection is closed anyway (swift-websocket's default is 15 s).
     public var closeTimeout: Duration
+    /// A connection whose peer has taken nothing of what it was sent this long is closed
+    /// (``StalledReaderHandler``).
+    public var stalledReaderTimeout: Duration
 
-    public init(maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), closeTimeout: Duration = .seconds(5)) {
+    public init(
+        maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), closeTimeout: Duration = .seconds(5),
+        stalledReaderTimeout: Duration = .seconds(30)
+    ) {
         self.maxConnections = maxConnections
         self.firstBytesTimeout = firstBytesTimeout
         self.idleTimeout = idleTimeout
         self.closeTimeout = closeTimeout
+        self.stalledReaderTimeout = stalledReaderTimeout
     }
 
     /// For `ApplicationConfiguration.availableConnectionsDelegate`.
@@ -39,7 +46,7 @@ public struct ConnectionLimits: Sendable {
 
 extension HTTPServerBuilder {
     /// HTTP/1 with a WebSocket upgrade, as `http1WebSocketUpgrade(webSocketRouter:)`, with the
-    /// first-bytes, idle and close timeouts of `limits`.
+    /// first-bytes, idle, close and stalled-reader timeouts of `limits`.
     public static func boundedHTTP1WebSocketUpgrade<WSResponderBuilder: HTTPResponderBuilder & _HB_SendableMetatype>(
         webSocketRouter: WSResponderBuilder, limits: ConnectionLimits
     ) -> HTTPServerBuilder where WSResponderBuilder.Responder.Context: WebSocketRequestContext {
@@ -48,22 +55,24 @@ extension HTTPServerBuilder {
             http1: .init(idleTimeout: TimeAmount(limits.idleTimeout)), ws: .init(closeTimeout: limits.closeTimeout)
         )
         return .init { responder in
-            FirstBytesTimeoutChannel(
+            BoundedChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                timeout: TimeAmount(limits.firstBytesTimeout)
+                limits: limits
             )
         }
     }
 }
 
-/// Another child channel with ``FirstBytesTimeoutHandler`` in front of its pipeline.
-struct FirstBytesTimeoutChannel<Inner: ServerChildChannel>: ServerChildChannel {
+/// Another child channel with ``FirstBytesTimeoutHandler`` and ``StalledReaderHandler`` in
+/// front of its pipeline.
+struct BoundedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
-    let timeout: TimeAmount
+    let limits: ConnectionLimits
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(FirstBytesTimeoutHandler(timeout: timeout), position: .first)
+            try channel.pipeline.syncOperations.addHandler(StalledReaderHandler(timeout: TimeAmount(limits.stalledReaderTimeout)), position: .first)
+            try channel.pipeline.syncOperations.addHandler(FirstBytesTimeoutHandler(timeout: TimeAmount(limits.firstBytesTimeout)), position: .first)
         }.flatMap {
             inner.setup(channel: channel, logger: logger)
         }
