@@ -39,8 +39,8 @@ struct RelaySource: InternetMessageSource {
     }
 
     func push(_ body: [UInt8]) async -> InternetPushResult {
-        let status = await client.push(body)
-        return status == .delivered ? .delivered : .notDelivered(RelayFrame.explain(status))
+        let answer = await client.push(body)
+        return answer == .answered(.delivered) ? .delivered : .notDelivered(answer.explanation)
     }
 }
 

@@ -44,16 +44,14 @@ public enum RelayFrame: Sendable, Hashable {
         case notConfigured = 4
     }
 
-    /// What the accessory makes of a push's answer, or of none (`nil`: no inbox connection was
-    /// open, or it ended first).
-    public static func explain(_ status: PushStatus?) -> String {
+    /// What the accessory makes of a push's answer.
+    public static func explain(_ status: PushStatus) -> String {
         switch status {
         case .delivered: "APNs accepted it"
         case .noPushToken: "the companion app has registered no push token with the relay"
         case .refused: "refused for good (APNs refused it, or it was not a push body)"
         case .tryLater: "not now (APNs is busy or unreachable, or the accessory is over its push rate at the relay); try again later"
         case .notConfigured: "the relay has no APNs key"
-        case nil: "the relay inbox is not connected"
         }
     }
 

@@ -310,8 +310,8 @@ struct RelayInboxSource: InternetMessageSource {
     var name: String { "the relay inbox \(client.configuration.relay) as \(client.configuration.accessoryID)" }
 
     func push(_ body: [UInt8]) async -> InternetPushResult {
-        let status = await client.push(body)
-        return status == .delivered ? .delivered : .notDelivered(RelayFrame.explain(status))
+        let answer = await client.push(body)
+        return answer == .answered(.delivered) ? .delivered : .notDelivered(answer.explanation)
     }
 
     func run(receive: @escaping @Sendable (UInt64, [UInt8]) async throws -> Void) async {

@@ -84,8 +84,8 @@ public struct RelayInboxClient: Sendable {
     }
 
     /// Hands a reply for the iPhone (a §10.6 push body) to the relay on the open connection and
-    /// returns the relay's answer; nil when no connection is open, or it ended before the answer.
-    public func push(_ body: [UInt8]) async -> RelayFrame.PushStatus? {
+    /// returns the relay's answer, or why there is none.
+    public func push(_ body: [UInt8]) async -> PushAnswer {
         await pushes.push(body)
     }
 
