@@ -75,6 +75,35 @@ struct PostgresRelayTests {
         }
     }
 
+    /// Each batch locked its accessories' rows in the order of its posts: a batch for A then B on
+    /// one instance and one for B then A on the other could deadlock, and PostgreSQL failed a
+    /// whole batch (500 for each post in it).
+    @Test("two instances posting batches for the same accessories in opposite orders never deadlock")
+    func oppositeOrders() async throws {
+        let now = now
+        try await TestPostgres.withStores(2, limits: RelayLimits(maxQueuedMessages: 1000)) { stores in
+            for id in ["watch-a", "watch-b", "watch-c"] {
+                try await stores[0].register(accessory: id, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+            }
+            let orders = [["watch-a", "watch-b", "watch-c"], ["watch-c", "watch-b", "watch-a"]]
+            let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+                for task in 0..<4 {
+                    group.addTask {
+                        var failures: [String] = []
+                        for index in 0..<40 {
+                            let batch = orders[task % 2].map { (relayMessage(UInt8(index)), $0) }
+                            for case .failure(let error) in try await stores[task % 2].postBatch(batch, now: now) { failures.append("\(error)") }
+                        }
+                        return failures
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(failures.isEmpty, "\(failures.prefix(3))")
+            #expect(try await stores[1].queue(of: "watch-b") == .init(messages: 160, bytes: 160 * 36))
+        }
+    }
+
     @Test("two relay instances on one database: a post to one reaches the inbox open on the other, and survives both restarting")
     func twoRelays() async throws {
         let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
