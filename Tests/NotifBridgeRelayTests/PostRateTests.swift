@@ -45,6 +45,19 @@ struct PostRateTests {
         }
     }
 
+    /// Each registration is an fsynced write, and a post token could register without end.
+    @Test("push-token registrations share the post rate")
+    func registrations() async throws {
+        let body = #"{"pushToken":"\#(String(repeating: "ab", count: 32))","bundleID":"com.example.companion"}"#
+        try await withRelay(postRate: RateLimit(burst: 2, interval: .seconds(3600))) { _, client in
+            let first = try await APNsRelayTests.register(client, token: RelayServerTests.post.text, body: body)
+            #expect(first == .noContent)
+            #expect(try await RelayServerTests.post(client, relayMessage(1)).status == .created)
+            let second = try await APNsRelayTests.register(client, token: RelayServerTests.post.text, body: body)
+            #expect(second == .tooManyRequests, "the burst of two is spent")
+        }
+    }
+
     @Test("once an interval has passed, the accessory may post again")
     func refills() async throws {
         try await withRelay(postRate: RateLimit(burst: 1, interval: .milliseconds(1))) { _, client in

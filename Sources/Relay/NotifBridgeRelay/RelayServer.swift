@@ -164,16 +164,7 @@ public struct RelayServer: Sendable {
 
     private func post(_ request: Request, _ context: some RequestContext) async throws -> Response {
         guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
-        // Counted before the body is read, so that a refused post costs the relay nothing more.
-        if let seconds = posts.admit(id) {
-            gate.pass(id) {
-                logger.notice("post refused: over the accessory's post rate", metadata: ["accessory": "\(id)", "retry after": "\(seconds)"])
-            }
-            throw HTTPError(
-                .tooManyRequests, headers: [.retryAfter: "\(seconds)"],
-                message: "over the accessory's post rate (\(configuration.postRate.burst) at once, then one each \(configuration.postRate.interval)); try again in \(seconds) s"
-            )
-        }
+        try admitPost(id, "post")
         let limit = store.limits.maxMessageLength
         // Refused before anything is read when the length is declared.
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
@@ -199,6 +190,19 @@ public struct RelayServer: Sendable {
         )
     }
 
+    /// Counts one request of a post token against its accessory's post rate, before its body is
+    /// read, so that a refused one costs the relay nothing more.
+    private func admitPost(_ id: String, _ what: String) throws {
+        guard let seconds = posts.admit(id) else { return }
+        gate.pass(id) {
+            logger.notice("\(what) refused: over the accessory's post rate", metadata: ["accessory": "\(id)", "retry after": "\(seconds)"])
+        }
+        throw HTTPError(
+            .tooManyRequests, headers: [.retryAfter: "\(seconds)"],
+            message: "over the accessory's post rate (\(configuration.postRate.burst) at once, then one each \(configuration.postRate.interval)); try again in \(seconds) s"
+        )
+    }
+
     private struct Registration: Decodable {
         var pushToken: String
         var bundleID: String
@@ -210,6 +214,8 @@ public struct RelayServer: Sendable {
     /// `PUT /v1/accessories/{id}/push-token`: where the accessory's replies are pushed.
     private func registerPushTarget(_ request: Request, _ context: some RequestContext) async throws -> Response {
         guard let id = try await authorized(request, context, as: .post) else { throw Self.unauthorized }
+        // Each one is an fsynced write: a post token registering without end was not bounded.
+        try admitPost(id, "push-token registration")
         var body = try await request.collectBody(upTo: Self.maxPushTargetBody, what: "a push-token registration")
         let target: PushTarget
         do {
