@@ -192,7 +192,10 @@ struct RelayInboxClientTests {
             let events = Mutex<[RelayInboxClient.Event]>([])
             let (disconnects, continuation) = AsyncStream<Void>.makeStream()
             let inboxClient = RelayInboxClient(
-                configuration: .init(relay: url, accessoryID: Self.accessory, token: Self.post.text, minRetryDelay: .milliseconds(10), maxRetryDelay: .milliseconds(40)),
+                configuration: .init(
+                    relay: url, accessoryID: Self.accessory, token: Self.post.text, minRetryDelay: .milliseconds(10), maxRetryDelay: .milliseconds(40),
+                    jitter: { 0 }
+                ),
                 logger: Logger(label: "inbox-client")
             )
             let running = Task {
@@ -212,7 +215,8 @@ struct RelayInboxClientTests {
                 if case .disconnected(_, let delay) = event { return delay }
                 return nil
             }
-            #expect(Array(delays.prefix(4)) == [.milliseconds(10), .milliseconds(20), .milliseconds(40), .milliseconds(40)])
+            // Each the least of its range: half the delay.
+            #expect(Array(delays.prefix(4)) == [.milliseconds(5), .milliseconds(10), .milliseconds(20), .milliseconds(20)])
             // Each says why, as the relay told a plain request: not only "upgrade failed".
             let reasons = events.withLock { $0 }.compactMap { event -> String? in
                 if case .disconnected(let reason, _) = event { return reason }
@@ -234,7 +238,7 @@ struct RelayInboxClientTests {
             let inboxClient = RelayInboxClient(
                 configuration: .init(
                     relay: url, accessoryID: Self.accessory, token: Self.post.text, readToken: { token.withLock { $0 } },
-                    minRetryDelay: .milliseconds(50), maxRetryDelay: .seconds(2), pingInterval: .milliseconds(300)
+                    minRetryDelay: .milliseconds(50), maxRetryDelay: .seconds(2), pingInterval: .milliseconds(300), jitter: { 1 }
                 ),
                 logger: Logger(label: "inbox-client")
             )

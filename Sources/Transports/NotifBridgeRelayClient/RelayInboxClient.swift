@@ -27,7 +27,8 @@ public struct RelayInboxClient: Sendable {
         /// A failed read keeps the token used before.
         public var readToken: (@Sendable () throws -> String)?
         public var limits: RelayLimits
-        /// The first delay before connecting again, doubled after each failure up to `maxRetryDelay`.
+        /// The first delay before connecting again, doubled after each failure up to `maxRetryDelay`;
+        /// each wait is between half the delay and the whole of it, at random.
         public var minRetryDelay: Duration
         public var maxRetryDelay: Duration
         /// How long a peer may take to open the inbox (TCP, TLS and the WebSocket upgrade) before
@@ -40,11 +41,15 @@ public struct RelayInboxClient: Sendable {
         public var pingInterval: Duration
         /// The certificates a `wss://` relay's chain must lead to; nil for the system's roots.
         public var trustRoots: [NIOSSLCertificate]?
+        /// Where in its range each wait falls, from 0 (half the delay) up to 1 (all of it):
+        /// random, or fixed by a test.
+        public var jitter: @Sendable () -> Double
 
         public init(
             relay: String, accessoryID: String, token: String, readToken: (@Sendable () throws -> String)? = nil, limits: RelayLimits = RelayLimits(),
             minRetryDelay: Duration = .seconds(1), maxRetryDelay: Duration = .seconds(60),
-            handshakeTimeout: Duration = .seconds(15), pingInterval: Duration = .seconds(30), trustRoots: [NIOSSLCertificate]? = nil
+            handshakeTimeout: Duration = .seconds(15), pingInterval: Duration = .seconds(30), trustRoots: [NIOSSLCertificate]? = nil,
+            jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
         ) {
             self.relay = relay
             self.accessoryID = accessoryID
@@ -56,6 +61,7 @@ public struct RelayInboxClient: Sendable {
             self.handshakeTimeout = handshakeTimeout
             self.pingInterval = pingInterval
             self.trustRoots = trustRoots
+            self.jitter = jitter
         }
 
         var inboxURL: String {
@@ -124,10 +130,18 @@ public struct RelayInboxClient: Sendable {
             // an idle accessory's delay grew with every relay restart, to a minute behind.
             if carried.succeeded(stableAfter: configuration.pingInterval) { delay = configuration.minRetryDelay }
             guard !Task.isCancelled else { return }
-            onEvent(.disconnected(reason: reason, retryIn: delay))
-            try? await Task.sleep(for: delay)
+            let wait = Self.jittered(delay, configuration.jitter())
+            onEvent(.disconnected(reason: reason, retryIn: wait))
+            try? await Task.sleep(for: wait)
             delay = min(delay * 2, configuration.maxRetryDelay)
         }
+    }
+
+    /// Between half the delay and the whole of it, by `fraction` (0 up to 1): after a relay
+    /// restarts, its accessories do not all come back in the same instant, and again at each
+    /// doubling.
+    static func jittered(_ delay: Duration, _ fraction: Double) -> Duration {
+        delay / 2 + delay / 2 * min(max(fraction, 0), 1)
     }
 
     /// Why the relay would not open the inbox. A relay on Hummingbird answers every declined
