@@ -162,6 +162,36 @@ struct RelayServerTests {
         #expect(held >= (afterARequest ? .milliseconds(1900) : .milliseconds(900)), "\(held)")
     }
 
+    /// A post refused (401 here, a 413 alike) is answered before its body has come, and the
+    /// server then reads the rest of the body to throw it away; each byte restarted the idle
+    /// timeout, so a client with no token held its connection for as long as it trickled one.
+    @Test("a request body trickled a byte at a time is cut off at the request timeout, answered or not", arguments: [false, true])
+    func trickledBody(authorized: Bool) async throws {
+        let directory = try TemporaryDirectory("relay-trickle-body")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
+        let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 4, idleTimeout: .seconds(5), requestTimeout: .seconds(1)))
+        defer { task.cancel() }
+
+        let socket = try LoopbackSocket(port: port)
+        let token = authorized ? "Authorization: Bearer \(Self.post.text)\r\n" : ""
+        socket.send(Array("POST /v1/accessories/\(Self.accessory)/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Content-Length: 1000\r\n\r\n".utf8))
+        let started = ContinuousClock.now
+        let trickle = Task {
+            while !Task.isCancelled {
+                socket.send([0x41])
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { trickle.cancel() }
+        #expect(try await socket.closedByPeer(within: .seconds(10)), "still open after 10 s of a trickled body")
+        let held = ContinuousClock.now - started
+        #expect(held >= .milliseconds(900), "\(held)")
+        #expect(try store.queue(of: Self.accessory)?.messages == 0)
+    }
+
     /// They got 404, as if the path did not exist.
     @Test("a known path asked with another method: 405 and the method it takes", arguments: [
         ("/v1/health", HTTPRequest.Method.post, "GET"),

@@ -1,0 +1,43 @@
+import NIOCore
+import NIOHTTPTypes
+
+/// Closes the connection when a request has not arrived whole (its head, body and end) within
+/// `timeout` of its head. The idle timeout restarts at every byte, and the server answers a
+/// request it refuses (401, 413) before its body has come, then reads the rest of the body to
+/// throw it away: a client with no token held a connection for as long as it sent one byte of
+/// body every few seconds.
+final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            deadline?.cancel()
+            let channel = context.channel
+            deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        case .body:
+            break
+        case .end:
+            deadline?.cancel()
+            deadline = nil
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+}
