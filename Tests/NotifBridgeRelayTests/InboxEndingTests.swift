@@ -13,6 +13,7 @@ import NotifBridgeRelayCore
 import NotifBridgeRelayStore
 import NotifBridgeTestSupport
 import NotifBridgeWebServing
+import Synchronization
 import Testing
 
 /// How the relay ends an inbox: the connection is gone soon after the relay's close, whether
@@ -23,7 +24,8 @@ struct InboxEndingTests {
     /// client that never answered held its connection (one of a relay's `maxConnections`) until
     /// the WebSocket ping timed it out, a minute later; a few such clients locked every
     /// accessory out. Here the relay has one connection to give, and the inbox holding it has
-    /// its token replaced: the relay closes it, and the next request is served.
+    /// its token replaced: the relay closes it, waits the close timeout for an answer, and the
+    /// next request is served.
     @Test("an inbox that never answers the relay's close gives its connection back")
     func unansweredClose() async throws {
         let directory = try TemporaryDirectory("relay-unanswered-close")
@@ -43,9 +45,41 @@ struct InboxEndingTests {
         let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
         #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
         try store.register(accessory: RelayServerTests.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: RelayServerTests.post)
+        let replaced = ContinuousClock.now
         let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
         #expect(health.status.code == 200)
+        // The accessory had the close timeout to answer.
+        #expect(ContinuousClock.now - replaced >= .milliseconds(900))
         withExtendedLifetime(deaf) {}
+    }
+
+    /// On a graceful stop swift-websocket sent the close itself, and the inbox read on for the
+    /// answer without a limit: an accessory that never answered held the relay's stop open.
+    @Test("a relay stopping gracefully with an inbox that never answers its close stops after the close timeout")
+    func stopWithUnansweredClose() async throws {
+        let directory = try TemporaryDirectory("relay-stop-unanswered")
+        defer { directory.remove() }
+        let stopped = Mutex(false)
+        let relay = Task {
+            try await RelayServerTests.withRelay(
+                at: directory.path + "/relay.sqlite", configuration: .init(port: 0, limits: ConnectionLimits(maxConnections: 4, closeTimeout: .seconds(1)))
+            ) { store, client in
+                _ = try store.post(relayMessage(1), to: RelayServerTests.accessory, now: Date())
+                let deaf = try Self.openByHand(try #require(client.port))
+                let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
+                #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
+                // Returning stops the relay gracefully, with the deaf inbox open.
+                return deaf
+            }
+        }
+        let started = ContinuousClock.now
+        Task {
+            _ = await relay.result
+            stopped.withLock { $0 = true }
+        }
+        try await TestWait.until("the relay to stop") { stopped.withLock { $0 } }
+        _ = try await relay.value
+        #expect(ContinuousClock.now - started >= .milliseconds(900), "the accessory had the close timeout to answer")
     }
 
     /// An inbox that stopped reading held its connection for ever: the relay's writes, its

@@ -82,10 +82,11 @@ struct PostgresRelayTests {
     func oppositeOrders() async throws {
         let now = now
         try await TestPostgres.withStores(2, limits: RelayLimits(maxQueuedMessages: 1000)) { stores in
-            for id in ["watch-a", "watch-b", "watch-c"] {
+            // Upper and lower case: a collation that sorts "a" before "B" is not code-point order.
+            for id in ["watch-a", "watch-B", "watch-c"] {
                 try await stores[0].register(accessory: id, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
             }
-            let orders = [["watch-a", "watch-b", "watch-c"], ["watch-c", "watch-b", "watch-a"]]
+            let orders = [["watch-a", "watch-B", "watch-c"], ["watch-c", "watch-B", "watch-a"]]
             let failures = try await withThrowingTaskGroup(of: [String].self) { group in
                 for task in 0..<4 {
                     group.addTask {
@@ -100,7 +101,7 @@ struct PostgresRelayTests {
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(failures.isEmpty, "\(failures.prefix(3))")
-            #expect(try await stores[1].queue(of: "watch-b") == .init(messages: 160, bytes: 160 * 36))
+            #expect(try await stores[1].queue(of: "watch-B") == .init(messages: 160, bytes: 160 * 36))
         }
     }
 

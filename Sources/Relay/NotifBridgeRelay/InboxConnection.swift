@@ -27,6 +27,8 @@ final class InboxConnection: Sendable {
         case refused(RelayError)
         /// Nothing wrong with the accessory: a newer connection of it took over, or the store failed.
         case goingAway(String)
+        /// The relay is stopping (graceful shutdown).
+        case stopping
     }
 
     private enum Input: Sendable {

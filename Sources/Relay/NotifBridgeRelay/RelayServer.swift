@@ -239,16 +239,27 @@ public struct RelayServer: Sendable {
             hub.detach(connection)
             connection.finished()
         }
-        // On the server's graceful shutdown, swift-websocket closes the WebSocket (normal
-        // closure), which ends the pump.
-        try await pump(connection, inbound: inbound, outbound: outbound)
+        do {
+            // On the server's graceful shutdown the relay closes the inbox itself (normal
+            // closure), so that the wait for the accessory's answer is bounded like any other.
+            try await withGracefulShutdownHandler {
+                try await pump(connection, inbound: inbound, outbound: outbound)
+            } onGracefulShutdown: {
+                connection.end(.stopping)
+            }
+        } catch {
+            // A write that failed: the connection is gone (the peer, or the stalled-reader close).
+            gate.pass(id, .connections) {
+                logger.notice("inbox ended", metadata: ["accessory": "\(id)", "error": "\(error)"])
+            }
+        }
         logger.info("inbox closed", metadata: ["accessory": "\(id)"])
     }
 
     /// Writes what the session sends and feeds it what the accessory sends, until either ends.
-    /// Once the relay has sent its close, nothing more is read: swift-websocket then waits for
-    /// the accessory's answering close for at most the close timeout. The reader went on
-    /// reading instead, so an accessory that never answered held its connection for ever.
+    /// After the relay's close the reader reads on for the accessory's answering close, which
+    /// ends it, for at most the close timeout; then the pump ends. It read on without a limit, so
+    /// an accessory that never answered held its connection for ever.
     private func pump(_ connection: InboxConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let id = connection.accessoryID
         try await withThrowingTaskGroup(of: PumpPart.self) { group in
@@ -277,15 +288,17 @@ public struct RelayServer: Sendable {
             group.addTask {
                 defer { connection.finished() }
                 var messages = AccessoryMessages(maxLength: Self.maxAccessoryMessage)
+                var refused = false
                 do {
                     for try await frame in inbound {
+                        // After a refusal only the accessory's answering close is waited for.
+                        guard !refused else { continue }
                         switch messages.take(frame.opcode, fin: frame.fin, frame.data) {
                         case .more: continue
                         case .message(let bytes): await connection.receive(bytes)
                         case .refused(let error):
-                            // The writer ends the connection once the close is out.
+                            refused = true
                             await connection.refuse(error)
-                            return .refusedAccessory
                         }
                     }
                 } catch is CancellationError {
@@ -297,15 +310,26 @@ public struct RelayServer: Sendable {
                 return .closedByAccessory
             }
             connection.opened()
-            // The connection ends with whichever side ends first: the accessory's close ends the
-            // reader, the relay's close the writer.
-            while let part = try await group.next(), part != .closedByRelay, part != .closedByAccessory {}
+            // The accessory's close, or the end of its connection, ends the reader; once the
+            // relay's close is out, the accessory has the close timeout to answer it.
+            let closeTimeout = configuration.limits.closeTimeout
+            waiting: while let part = try await group.next() {
+                switch part {
+                case .session: continue
+                case .closedByRelay:
+                    group.addTask {
+                        try? await Task.sleep(for: closeTimeout)
+                        return .closeUnanswered
+                    }
+                case .closedByAccessory, .closeUnanswered: break waiting
+                }
+            }
             connection.finished()
             group.cancelAll()
         }
     }
 
-    private enum PumpPart { case session, closedByRelay, closedByAccessory, refusedAccessory }
+    private enum PumpPart { case session, closedByRelay, closedByAccessory, closeUnanswered }
 }
 
 extension RelayError {
@@ -324,6 +348,7 @@ extension InboxConnection.Ending {
         switch self {
         case .refused: .policyViolation
         case .goingAway: .goingAway
+        case .stopping: .normalClosure
         }
     }
 
@@ -333,6 +358,7 @@ extension InboxConnection.Ending {
         let text = switch self {
         case .refused(let error): error.detail
         case .goingAway(let why): why
+        case .stopping: "the relay is stopping"
         }
         var cut = ""
         for character in text {

@@ -229,12 +229,15 @@ public final class PostgresRelayStore: RelayStorage {
 
     public func postBatch(_ posts: [(message: [UInt8], accessoryID: String)], now: Date) async throws -> [Result<UInt64, any Error>] {
         try await client.withTransaction(logger: logger) { connection in
-            // The batch's accessory rows, all locked first in one order (their IDs sorted), the
-            // order forget and sweep take them in. Locked one by one in the order of the posts,
-            // two instances' batches for A then B and for B then A deadlocked, and PostgreSQL
-            // failed one of them whole.
+            // The batch's accessory rows, all locked first in one order, the order forget and
+            // sweep take them in: their IDs sorted by code point (Swift's order for these ASCII
+            // IDs; the database's own collation may put "a" before "B"). Locked one by one in
+            // the order of the posts, two instances' batches for A then B and for B then A
+            // deadlocked, and PostgreSQL failed one of them whole.
             let ids = Set(posts.map(\.accessoryID)).sorted()
-            _ = try await connection.query("SELECT id FROM relay_accessory WHERE id = ANY(\(ids)) ORDER BY id FOR UPDATE", logger: logger).collect()
+            _ = try await connection.query(
+                #"SELECT id FROM relay_accessory WHERE id = ANY(\#(ids)) ORDER BY id COLLATE "C" FOR UPDATE"#, logger: logger
+            ).collect()
             var results: [Result<UInt64, any Error>] = []
             var woken: Set<String> = []
             for post in posts {

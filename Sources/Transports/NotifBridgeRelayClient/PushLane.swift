@@ -40,6 +40,8 @@ final class PushLane: Sendable {
         var send: AsyncStream<[UInt8]>.Continuation?
         var nextID: UInt64 = 1
         var waiting: [UInt64: Waiting] = [:]
+        /// Pushes of the open connection that timed out; the relay may still answer them.
+        var timedOut: Set<UInt64> = []
     }
 
     /// Pushes waiting for their answer on one connection: bounded so that a relay that never
@@ -66,7 +68,7 @@ final class PushLane: Sendable {
                 let timeout = answerTimeout
                 state.waiting[id]?.timer = Task { [weak self] in
                     guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    self?.finish(id, .unanswered(timeout))
+                    self?.timeOut(id)
                 }
                 return nil
             }
@@ -82,9 +84,12 @@ final class PushLane: Sendable {
         state.withLock { $0.send = send }
     }
 
-    /// The relay answered push `id`; false if no push of that id waits (a relay breaking §11.2).
+    /// The relay answered push `id`; false if this connection sent no push of that id (a relay
+    /// breaking §11.2). An answer after the timeout is normal, not a breach: the relay answers
+    /// pushes one at a time, each after up to 10 s with APNs.
     func answered(_ id: UInt64, _ status: RelayFrame.PushStatus) -> Bool {
-        finish(id, .answered(status))
+        if finish(id, .answered(status)) { return true }
+        return state.withLock { $0.timedOut.remove(id) != nil }
     }
 
     /// The connection ended: waiting pushes get no answer.
@@ -92,6 +97,7 @@ final class PushLane: Sendable {
         let waiting = state.withLock { state in
             state.send?.finish()
             state.send = nil
+            state.timedOut.removeAll()
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }
@@ -101,7 +107,16 @@ final class PushLane: Sendable {
         }
     }
 
-    @discardableResult
+    private func timeOut(_ id: UInt64) {
+        let waiter = state.withLock { state in
+            state.waiting.removeValue(forKey: id).map { waiter in
+                state.timedOut.insert(id)
+                return waiter
+            }
+        }
+        waiter?.continuation.resume(returning: .unanswered(answerTimeout))
+    }
+
     private func finish(_ id: UInt64, _ answer: PushAnswer) -> Bool {
         guard let waiter = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return false }
         waiter.timer?.cancel()
