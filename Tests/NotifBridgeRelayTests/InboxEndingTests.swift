@@ -53,6 +53,25 @@ struct InboxEndingTests {
         withExtendedLifetime(deaf) {}
     }
 
+    /// NIO holds an upgrade it accepted until the request's body has ended, with no time limit:
+    /// an inbox token could hold every connection with upgrades that announced a body and sent
+    /// none. Such an upgrade is now refused, and cut off like any request whose body does not
+    /// come.
+    @Test("an inbox upgrade that announces a body and sends none is not upgraded, and gives its connection back")
+    func upgradeWithABody() async throws {
+        let directory = try TemporaryDirectory("relay-upgrade-body")
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+        let (port, task) = try await RelayServerTests.serve(store, limits: ConnectionLimits(maxConnections: 1, requestTimeout: .seconds(1)))
+        defer { task.cancel() }
+        let socket = try Self.openByHand(port, extraHeaders: "Content-Length: 1\r\n")
+        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
+        #expect(health.status.code == 200)
+        withExtendedLifetime(socket) {}
+    }
+
     /// On a graceful stop swift-websocket sent the close itself, and the inbox read on for the
     /// answer without a limit: an accessory that never answered held the relay's stop open.
     @Test("a relay stopping gracefully with an inbox that never answers its close stops after the close timeout")
@@ -108,11 +127,12 @@ struct InboxEndingTests {
     }
 
     /// The accessory's inbox, opened on a plain socket that reads only when told to.
-    static func openByHand(_ port: Int) throws -> LoopbackSocket {
+    static func openByHand(_ port: Int, extraHeaders: String = "") throws -> LoopbackSocket {
         let socket = try LoopbackSocket(port: port)
         socket.send(Array((
             "GET /v1/accessories/\(RelayServerTests.accessory)/inbox HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(RelayServerTests.inbox.text)\r\n\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(RelayServerTests.inbox.text)\r\n"
+                + extraHeaders + "\r\n"
         ).utf8))
         return socket
     }

@@ -97,7 +97,7 @@ public struct DashboardServer: Sendable {
 
         let liveRouter = Router(context: BasicWebSocketRequestContext.self)
         liveRouter.ws("/live") { request, _ in
-            guardian.allowsLive(request) ? .upgrade([:]) : .dontUpgrade
+            guardian.allowsLive(request) && !request.announcesBody ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
             try await serveLive(inbound: inbound, outbound: outbound) { guardian.authorized(context.request) }
         }

@@ -12,6 +12,15 @@ extension Request {
         return token.isEmpty ? nil : token
     }
 
+    /// Whether the head announces a body (a length above 0, or a transfer coding). A WebSocket
+    /// upgrade request has none; NIO holds one it accepted until its body has ended, with no
+    /// time limit, so an upgrade that announces a body is refused (not upgraded) and then cut off
+    /// like any request whose body does not come (``RequestDeadlineHandler``).
+    public var announcesBody: Bool {
+        if headers[.transferEncoding] != nil { return true }
+        return headers[.contentLength].map { $0 != "0" } ?? false
+    }
+
     /// The whole body, refused past `limit` with a message saying so (Hummingbird's own refusal
     /// is a 413 with an empty body, which a client can only guess at).
     public func collectBody(upTo limit: Int, what: String) async throws -> ByteBuffer {
