@@ -30,9 +30,10 @@ struct TokenWatch: Service {
                 logger.warning("checking the open inboxes' tokens failed; checking again in \(interval)", metadata: ["error": "\(error)"])
                 return
             }
-            // An accessory no longer registered has no digest, and its inbox ends too.
+            // An accessory no longer registered has no digest, and its inbox ends too. Not awaited:
+            // an inbox busy with a push (up to 10 s with APNs) held back the ones after it.
             for connection in batch where !RelayToken.matches(connection.token, stored: digests[connection.accessoryID] ?? []) {
-                await connection.refuse(RelayError(.unauthorized, "the inbox token was replaced (relay register); connect with the new one"))
+                connection.end(.refused(RelayError(.unauthorized, "the inbox token was replaced (relay register); connect with the new one")))
             }
         }
     }
