@@ -24,7 +24,9 @@ public struct ConnectionLimits: Sendable {
     /// connection is closed anyway (swift-websocket's default is 15 s).
     public var closeTimeout: Duration
     /// A connection whose peer has taken nothing of what it was sent this long is closed
-    /// (``StalledReaderHandler``).
+    /// (``StalledReaderHandler``). A slow link still takes something: the channel turns
+    /// writable each time the kernel's send buffer has room again, and a minute leaves a large
+    /// buffer on a slow link the time to drain that far.
     public var stalledReaderTimeout: Duration
     /// A request (head, body and end) that has not arrived whole this long after its head closes
     /// its connection (``RequestDeadlineHandler``): the largest body a server here takes, 262 KB,
@@ -33,7 +35,7 @@ public struct ConnectionLimits: Sendable {
 
     public init(
         maxConnections: Int, firstBytesTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), closeTimeout: Duration = .seconds(5),
-        stalledReaderTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60)
+        stalledReaderTimeout: Duration = .seconds(60), requestTimeout: Duration = .seconds(60)
     ) {
         self.maxConnections = maxConnections
         self.firstBytesTimeout = firstBytesTimeout
