@@ -34,6 +34,11 @@ def main():
         for dependency in target.get("dependencies", []):
             if "product" in dependency:
                 external.add(dependency["product"][0])
+    # And every module of a resolved dependency, named or not: a target could import one that
+    # only comes in through another package (NIOHTTPTypes did) and go unnoticed.
+    for sources in root.glob(".build/checkouts/*/Sources/*"):
+        if sources.is_dir() and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sources.name):
+            external.add(sources.name)
     problems = []
     for target in manifest["targets"]:
         declared = set()
