@@ -192,7 +192,8 @@ let package = Package(
         // The relay's queues on SQLite (GRDB): accessories, token digests, numbered messages.
         .target(
             name: "NotifBridgeRelayStore",
-            dependencies: ["NotifBridgeRelayCore", "NotifBridgeFiles", grdb],
+            // NIOPosix for its thread pool (ServingRelayStore).
+            dependencies: ["NotifBridgeRelayCore", "NotifBridgeFiles", grdb, nioPosix],
             path: "Sources/Relay/NotifBridgeRelayStore",
             swiftSettings: swiftSettings
         ),

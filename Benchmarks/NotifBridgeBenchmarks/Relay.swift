@@ -32,8 +32,15 @@ func relayReport(posters: Int = 8) async throws {
     let message = Array(try sender.seal(WireCodec.encode(event), keyID: [1, 2, 3, 4]).serialized)
 
     let quiet = Logger(label: "relay-bench", factory: { _ in SwiftLogNoOpLogHandler() })
+    // As `relay serve` runs it (statements on NIO's thread pool), or NB_RELAY_STORE=blocking for
+    // the store's own methods on the shared threads, to compare.
+    let blocking = ProcessInfo.processInfo.environment["NB_RELAY_STORE"] == "blocking"
+    let relayStore: any RelayStorage = blocking ? store : ServingRelayStore(store)
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let application = RelayServer(store: store, configuration: .init(port: 0), logger: quiet).application { portContinuation.yield($0) }
+    let application = RelayServer(
+        // The post rate out of the way: this measures the store and the server, not the limit.
+        store: relayStore, configuration: .init(port: 0, postRate: RateLimit(burst: count * 4, interval: .milliseconds(1))), logger: quiet
+    ).application { portContinuation.yield($0) }
     let group = ServiceGroup(configuration: .init(services: [.init(service: application)], logger: quiet))
     let serving = Task { try await group.run() }
     var portIterator = ports.makeAsyncIterator()
@@ -53,13 +60,30 @@ func relayReport(posters: Int = 8) async throws {
         return clock.now - start
     }
 
-    print("  relay on loopback, \(message.count)-byte messages, SQLite (synchronous = FULL) in \(directory):")
+    print("  relay on loopback, \(message.count)-byte messages, SQLite (synchronous = FULL) in \(directory), \(blocking ? "statements on the shared threads" : "statements on NIO's thread pool"):")
     var sequential: [Duration] = []
     let sequentialStart = clock.now
     for _ in 0..<count { sequential.append(try await postOne()) }
     let sequentialRate = Double(count) / (clock.now - sequentialStart).seconds
     print("    \(count) posts one at a time: \(Int(sequentialRate)) messages/s; a post, wall time with its fsync: \(summary(sequential))")
 
+    // A health check every 2 ms, alone and then beside the posts: how long other requests wait
+    // while commits fsync.
+    let posting = Mutex(true)
+    @Sendable func probe(until: @escaping @Sendable ([Duration]) -> Bool) async throws -> [Duration] {
+        var latencies: [Duration] = []
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health")
+        while !until(latencies) {
+            let start = clock.now
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1024)
+            latencies.append(clock.now - start)
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return latencies
+    }
+    print("    200 health checks (GET /v1/health every 2 ms) with nothing else: \(summary(try await probe { $0.count == 200 }))")
+    let probing = Task { try await probe { _ in !posting.withLock { $0 } } }
     let concurrentStart = clock.now
     let concurrent = try await withThrowingTaskGroup(of: [Duration].self) { tasks in
         for poster in 0..<posters {
@@ -72,7 +96,10 @@ func relayReport(posters: Int = 8) async throws {
         return try await tasks.reduce(into: []) { $0 += $1 }
     }
     let concurrentRate = Double(concurrent.count) / (clock.now - concurrentStart).seconds
+    posting.withLock { $0 = false }
+    let health = try await probing.value
     print("    \(concurrent.count) posts from \(posters) clients at once: \(Int(concurrentRate)) messages/s; a post: \(summary(concurrent))")
+    print("    meanwhile \(health.count) health checks (GET /v1/health every 2 ms): \(summary(health))")
 
     // Everything now waits for the accessory: its inbox takes it all, acking each.
     let total = count + concurrent.count

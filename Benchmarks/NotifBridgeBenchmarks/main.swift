@@ -140,7 +140,11 @@ func cpuReport(_ suite: CipherSuite) throws {
     print("    thread CPU time, without waiting for the disk: \(summary(cpu))")
 }
 
+/// NB_BENCH_ONLY=accessory, ratchet or relay runs that report alone.
+let only = ProcessInfo.processInfo.environment["NB_BENCH_ONLY"]
 print("NotifBridge benchmarks (\(count) notifications per suite)")
-for suite in CipherSuite.allCases { try cpuReport(suite) }
-try ratchetReport()
-try await relayReport()
+if only == nil || only == "accessory" {
+    for suite in CipherSuite.allCases { try cpuReport(suite) }
+}
+if only == nil || only == "ratchet" { try ratchetReport() }
+if only == nil || only == "relay" { try await relayReport() }

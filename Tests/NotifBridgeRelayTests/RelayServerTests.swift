@@ -34,7 +34,8 @@ struct RelayServerTests {
     ) async throws -> T {
         let store = try RelayStore(path: path, limits: limits)
         try store.register(accessory: accessory, inbox: inbox, post: post)
-        let server = RelayServer(store: store, configuration: configuration, pusher: pusher, logger: logger)
+        // As `relay serve` runs it; the body gets the store itself, to look into it directly.
+        let server = RelayServer(store: ServingRelayStore(store), configuration: configuration, pusher: pusher, logger: logger)
         let result = try await server.application().test(.live) { client in try await body(store, client) }
         try store.close()
         return result
@@ -47,7 +48,7 @@ struct RelayServerTests {
     }
 
     static func serve(_ store: RelayStore, configuration: RelayServer.Configuration) async throws -> (Int, Task<Void, any Error>) {
-        let server = RelayServer(store: store, configuration: configuration, logger: Logger(label: "relay-test"))
+        let server = RelayServer(store: ServingRelayStore(store), configuration: configuration, logger: Logger(label: "relay-test"))
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.application(onListening: { listening.yield($0) }).run() }
         var iterator = ports.makeAsyncIterator()

@@ -49,7 +49,7 @@ struct RelayCommand: AsyncParsableCommand {
                     throw CommandFailure("cannot open the relay's database in \(state): \(error)")
                 }
                 defer { try? store.close() }
-                return try await body(store)
+                return try await body(ServingRelayStore(store))
             }
             var url = postgres
             if let password = ProcessInfo.processInfo.environment["PGPASSWORD"], var components = URLComponents(string: postgres), components.password == nil {
