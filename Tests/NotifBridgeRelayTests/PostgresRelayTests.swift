@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOWebSocket
 import NotifBridgeRelay
 import NotifBridgeRelayCore
 @_spi(Testing) import NotifBridgeRelayPostgres
@@ -102,6 +104,35 @@ struct PostgresRelayTests {
             }
             #expect(failures.isEmpty, "\(failures.prefix(3))")
             #expect(try await stores[1].queue(of: "watch-B") == .init(messages: 160, bytes: 160 * 36))
+        }
+    }
+
+    /// One inbox per accessory held only within an instance: behind a load balancer, two
+    /// instances delivered the same messages side by side.
+    @Test("an inbox opened on one relay instance ends the accessory's inbox open on another (1001)")
+    func inboxTakenOverElsewhere() async throws {
+        let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
+        let schema = TestPostgres.freshSchema()
+        let first = try TestPostgres.store(schema: schema), second = try TestPostgres.store(schema: schema)
+        try await first.serving {
+            try await second.serving {
+                try await first.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
+                await first.waitUntilListening()
+                await second.waitUntilListening()
+                try await RelayServer(store: first, configuration: .init(port: 0), logger: logger).application().test(.live) { one in
+                    try await RelayServer(store: second, configuration: .init(port: 0), logger: logger).application().test(.live) { two in
+                        #expect(try await RelayServerTests.post(one, relayMessage(1)).status == .created)
+                        let (older, delivered) = try RelayServerTests.openInbox(one)
+                        for await _ in delivered { break }
+                        let frames = try await RelayServerTests.readInbox(two, count: 1) { _ in [1] }
+                        #expect(frames == [.deliver(seq: 1, message: relayMessage(1))])
+                        let close = try await older.value
+                        #expect(close?.closeCode == .goingAway)
+                        #expect(close?.reason == "a newer connection of this accessory took over, on another relay instance")
+                    }
+                }
+                try await first.dropSchema()
+            }
         }
     }
 

@@ -85,5 +85,6 @@ final class CountingStore: RelayStorage {
     func queue(of id: String) async throws -> RelayAdmission.Queue? { try store.queue(of: id) }
     func setPushTarget(_ target: PushTarget, accessory id: String) async throws { try store.setPushTarget(target, accessory: id) }
     func pushTarget(of id: String) async throws -> PushTarget? { try store.pushTarget(of: id) }
-    func postsElsewhere() -> AsyncStream<String> { store.postsElsewhere() }
+    func elsewhere() -> AsyncStream<RelayElsewhere> { store.elsewhere() }
+    func announceInbox(of id: String) {}
 }

@@ -229,6 +229,13 @@ final class InboxHub: Sendable {
         previous?.end(.goingAway("a newer connection of this accessory took over"))
     }
 
+    /// An inbox of `accessoryID` opened on another relay instance sharing the store: the one
+    /// here ends, as it would for a newer one here.
+    func openedElsewhere(_ accessoryID: String) {
+        let open = connections.withLock { $0.removeValue(forKey: accessoryID) }
+        open?.end(.goingAway("a newer connection of this accessory took over, on another relay instance"))
+    }
+
     func detach(_ connection: InboxConnection) {
         connections.withLock { connections in
             if connections[connection.accessoryID] === connection { connections[connection.accessoryID] = nil }

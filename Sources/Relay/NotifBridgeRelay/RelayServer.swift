@@ -236,6 +236,12 @@ public struct RelayServer: Sendable {
         let connection = InboxConnection(accessoryID: id, token: token, store: store, pusher: pusher, pushes: pushes, logger: logger, gate: gate, now: now)
         hub.attach(connection)
         logger.info("inbox opened", metadata: ["accessory": "\(id)", "open inboxes": "\(hub.count)"])
+        do {
+            try await store.announceInbox(of: id)
+        } catch {
+            // The inbox works; only an older one on another instance may stay open.
+            gate.pass(id, .connections) { logger.notice("could not tell other relay instances of the inbox", metadata: ["accessory": "\(id)", "error": "\(error)"]) }
+        }
         defer {
             hub.detach(connection)
             connection.finished()
@@ -403,14 +409,20 @@ struct LogSummaries: Service {
 }
 
 /// Wakes the inboxes open here when another relay instance sharing the store took a post for
-/// their accessory (PostgreSQL's LISTEN/NOTIFY; nothing happens with SQLite).
+/// their accessory, and ends one whose accessory opened an inbox there (PostgreSQL's
+/// LISTEN/NOTIFY; nothing happens with SQLite).
 struct ElsewherePosts: Service {
     let store: any RelayStorage
     let hub: InboxHub
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await accessoryID in store.postsElsewhere() { hub.posted(for: accessoryID) }
+            for await event in store.elsewhere() {
+                switch event {
+                case .posted(let accessoryID): hub.posted(for: accessoryID)
+                case .inboxOpened(let accessoryID): hub.openedElsewhere(accessoryID)
+                }
+            }
         }
         // A service that returns ends the whole group: wait for the relay's own shutdown.
         try? await gracefulShutdown()

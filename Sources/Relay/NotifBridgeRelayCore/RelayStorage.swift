@@ -66,9 +66,23 @@ public protocol RelayStorage: Sendable {
     /// Where the accessory's replies are pushed; nil until the companion app registered.
     func pushTarget(of id: String) async throws -> PushTarget?
 
-    /// The accessories that another relay instance sharing this store queued messages for, as
-    /// they commit (with SQLite there is no other instance, and nothing is ever yielded).
-    func postsElsewhere() -> AsyncStream<String>
+    /// What other relay instances sharing this store do that concerns the inboxes open here:
+    /// the messages they queue, as they commit, and the inboxes they open (with SQLite there is
+    /// no other instance, and nothing is ever yielded).
+    func elsewhere() -> AsyncStream<RelayElsewhere>
+
+    /// Tells the other instances sharing this store that an inbox of `id` opened here, so that
+    /// one of theirs ends (one inbox per accessory, docs/PROTOCOL.md §11.5). Nothing to tell
+    /// with SQLite.
+    func announceInbox(of id: String) async throws
+}
+
+/// What another relay instance sharing the store did (``RelayStorage/elsewhere()``).
+public enum RelayElsewhere: Sendable, Equatable {
+    /// It queued a message for this accessory.
+    case posted(String)
+    /// An inbox of this accessory opened there.
+    case inboxOpened(String)
 }
 
 /// Where an accessory's replies are pushed (docs/PROTOCOL.md §11.5): the push token iOS gave

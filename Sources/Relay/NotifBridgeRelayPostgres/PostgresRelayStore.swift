@@ -8,7 +8,8 @@ import Synchronization
 /// tables and rules as the SQLite store. Posts for one accessory are numbered under a lock on
 /// its row, so two instances never hand out the same number; each batch's transaction ends with
 /// `pg_notify`, and every instance listens, so an accessory's inbox open on one instance wakes
-/// when another takes a post for it. A commit returns once the server has it on disk
+/// when another takes a post for it; an inbox that opens is announced the same way, and the
+/// accessory's inbox open on another instance ends (one inbox per accessory). A commit returns once the server has it on disk
 /// (`synchronous_commit`, on by default, checked when the store opens).
 public final class PostgresRelayStore: RelayStorage {
     public let limits: RelayLimits
@@ -18,8 +19,8 @@ public final class PostgresRelayStore: RelayStorage {
     private let logger: Logger
     /// Names this instance in its notifications, so it does not wake itself twice.
     private let instance = UUID().uuidString
-    private let posted: AsyncStream<String>
-    private let postedContinuation: AsyncStream<String>.Continuation
+    private let events: AsyncStream<RelayElsewhere>
+    private let eventsContinuation: AsyncStream<RelayElsewhere>.Continuation
     private let listening = ListeningSignal()
 
     public struct ConfigurationError: Error, CustomStringConvertible {
@@ -38,7 +39,7 @@ public final class PostgresRelayStore: RelayStorage {
         self.schema = schema
         self.limits = limits
         self.logger = logger
-        (posted, postedContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (events, eventsContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
     }
 
     static func configuration(_ text: String) throws -> PostgresClient.Configuration {
@@ -71,7 +72,7 @@ public final class PostgresRelayStore: RelayStorage {
             group.addTask { await self.client.run() }
             group.addTask { await self.listen() }
         }
-        postedContinuation.finish()
+        eventsContinuation.finish()
     }
 
     /// Runs the store (``run()``), prepares it (``prepare()``), and keeps it running for as long
@@ -169,8 +170,13 @@ public final class PostgresRelayStore: RelayStorage {
         await listening.wait()
     }
 
-    public func postsElsewhere() -> AsyncStream<String> {
-        posted
+    public func elsewhere() -> AsyncStream<RelayElsewhere> {
+        events
+    }
+
+    /// Payload `INSTANCE inbox ID`; a post's is `INSTANCE ID` (an ID holds no space).
+    public func announceInbox(of id: String) async throws {
+        try await client.query("SELECT pg_notify(\(channel), \(instance + " inbox " + id))", logger: logger)
     }
 
     /// LISTENs on one pooled connection for as long as the store runs, again after a failure.
@@ -181,9 +187,13 @@ public final class PostgresRelayStore: RelayStorage {
                     try await connection.listen(on: channel) { notifications in
                         listening.signal()
                         for try await notification in notifications {
-                            let parts = notification.payload.split(separator: " ", maxSplits: 1)
-                            guard parts.count == 2, parts[0] != instance else { continue }
-                            postedContinuation.yield(String(parts[1]))
+                            let parts = notification.payload.split(separator: " ")
+                            guard parts.count >= 2, parts[0] != instance else { continue }
+                            switch (parts.count, parts[1]) {
+                            case (2, _): eventsContinuation.yield(.posted(String(parts[1])))
+                            case (3, "inbox"): eventsContinuation.yield(.inboxOpened(String(parts[2])))
+                            default: continue
+                            }
                         }
                     }
                 }

@@ -189,10 +189,12 @@ public final class RelayStore: RelayStorage {
         try database.close()
     }
 
-    /// One machine, one instance: no other instance posts.
-    public func postsElsewhere() -> AsyncStream<String> {
+    /// One machine, one instance: no other instance posts or opens inboxes.
+    public func elsewhere() -> AsyncStream<RelayElsewhere> {
         AsyncStream { $0.finish() }
     }
+
+    public func announceInbox(of id: String) {}
 
     /// Deletes messages and takes them off their accessories' totals, in the caller's transaction.
     private static func delete(_ db: Database, _ condition: String, _ arguments: StatementArguments) throws -> Int {

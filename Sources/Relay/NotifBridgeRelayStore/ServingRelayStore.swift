@@ -57,7 +57,9 @@ public struct ServingRelayStore: RelayStorage {
         try await threads.runIfActive { try store.pushTarget(of: id) }
     }
 
-    public func postsElsewhere() -> AsyncStream<String> {
-        store.postsElsewhere()
+    public func elsewhere() -> AsyncStream<RelayElsewhere> {
+        store.elsewhere()
     }
+
+    public func announceInbox(of id: String) {}
 }
