@@ -111,62 +111,65 @@ struct PostgresRelayTests {
     /// instances delivered the same messages side by side.
     @Test("an inbox opened on one relay instance ends the accessory's inbox open on another (1001)")
     func inboxTakenOverElsewhere() async throws {
+        let schema = try await Self.withTwoRelays { first, second, one, two in
+            await first.waitUntilListening()
+            await second.waitUntilListening()
+            #expect(try await RelayServerTests.post(one, relayMessage(1)).status == .created)
+            let (older, delivered) = try RelayServerTests.openInbox(one)
+            for await _ in delivered { break }
+            let frames = try await RelayServerTests.readInbox(two, count: 1) { _ in [1] }
+            #expect(frames == [.deliver(seq: 1, message: relayMessage(1))])
+            let close = try await older.value
+            #expect(close?.closeCode == .goingAway)
+            #expect(close?.reason == "a newer connection of this accessory took over, on another relay instance")
+        }
+        let store = try TestPostgres.store(schema: schema)
+        try await store.serving { try await store.dropSchema() }
+    }
+
+    /// Two relay instances, each live on its own port, on one fresh schema where the accessory
+    /// is registered, for as long as `body` runs; returns the schema.
+    private static func withTwoRelays(
+        _ body: @Sendable (PostgresRelayStore, PostgresRelayStore, any TestClientProtocol, any TestClientProtocol) async throws -> Void
+    ) async throws -> String {
         let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
         let schema = TestPostgres.freshSchema()
         let first = try TestPostgres.store(schema: schema), second = try TestPostgres.store(schema: schema)
         try await first.serving {
             try await second.serving {
                 try await first.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-                await first.waitUntilListening()
-                await second.waitUntilListening()
                 try await RelayServer(store: first, configuration: .init(port: 0), logger: logger).application().test(.live) { one in
                     try await RelayServer(store: second, configuration: .init(port: 0), logger: logger).application().test(.live) { two in
-                        #expect(try await RelayServerTests.post(one, relayMessage(1)).status == .created)
-                        let (older, delivered) = try RelayServerTests.openInbox(one)
-                        for await _ in delivered { break }
-                        let frames = try await RelayServerTests.readInbox(two, count: 1) { _ in [1] }
-                        #expect(frames == [.deliver(seq: 1, message: relayMessage(1))])
-                        let close = try await older.value
-                        #expect(close?.closeCode == .goingAway)
-                        #expect(close?.reason == "a newer connection of this accessory took over, on another relay instance")
+                        try await body(first, second, one, two)
                     }
                 }
-                try await first.dropSchema()
             }
         }
+        return schema
     }
 
     @Test("two relay instances on one database: a post to one reaches the inbox open on the other, and survives both restarting")
     func twoRelays() async throws {
-        let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
-        let schema = TestPostgres.freshSchema()
-        let first = try TestPostgres.store(schema: schema), second = try TestPostgres.store(schema: schema)
-        try await first.serving {
-            try await second.serving {
-                try await first.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-                try await RelayServer(store: first, configuration: .init(port: 0), logger: logger).application().test(.live) { one in
-                    try await RelayServer(store: second, configuration: .init(port: 0), logger: logger).application().test(.live) { two in
-                        // The inbox is on the second; the posts go to the first while it is open.
-                        let frames = try await RelayServerTests.readInbox(two, count: 3, during: {
-                            await second.waitUntilListening()
-                            // Past the inbox's first fetch, so that only the first instance's
-                            // notification can wake it.
-                            try await Task.sleep(for: .milliseconds(300))
-                            for byte: UInt8 in 1...3 {
-                                let status = try await RelayServerTests.post(one, relayMessage(byte)).status
-                                #expect(status == .created)
-                            }
-                        }) { frames in frames.compactMap { if case .deliver(let seq, _) = $0 { seq } else { nil } }.suffix(1) }
-                        #expect(frames == (1...3).map { .deliver(seq: $0, message: relayMessage(UInt8($0))) })
-                        // Posted to the second with no inbox open: kept for later.
-                        #expect(try await RelayServerTests.post(two, relayMessage(4)).status == .created)
-                    }
+        let schema = try await Self.withTwoRelays { _, second, one, two in
+            // The inbox is on the second; the posts go to the first while it is open.
+            let frames = try await RelayServerTests.readInbox(two, count: 3, during: {
+                await second.waitUntilListening()
+                // Past the inbox's first fetch, so that only the first instance's
+                // notification can wake it.
+                try await Task.sleep(for: .milliseconds(300))
+                for byte: UInt8 in 1...3 {
+                    let status = try await RelayServerTests.post(one, relayMessage(byte)).status
+                    #expect(status == .created)
                 }
-            }
+            }) { frames in frames.compactMap { if case .deliver(let seq, _) = $0 { seq } else { nil } }.suffix(1) }
+            #expect(frames == (1...3).map { .deliver(seq: $0, message: relayMessage(UInt8($0))) })
+            // Posted to the second with no inbox open: kept for later.
+            #expect(try await RelayServerTests.post(two, relayMessage(4)).status == .created)
         }
         // Both instances restarted: what waits is delivered by either.
         let restarted = try TestPostgres.store(schema: schema)
         try await restarted.serving {
+            let logger = Logger(label: "relay-pg", factory: { _ in SwiftLogNoOpLogHandler() })
             try await RelayServer(store: restarted, configuration: .init(port: 0), logger: logger).application().test(.live) { client in
                 let frames = try await RelayServerTests.readInbox(client, count: 1) { _ in [4] }
                 #expect(frames == [.deliver(seq: 4, message: relayMessage(4))])
