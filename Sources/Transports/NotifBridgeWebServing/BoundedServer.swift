@@ -99,7 +99,7 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
     typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    private var close = ScheduledClose()
     /// The last bytes seen, so that a blank line split across reads is found.
     private var tail: [UInt8] = []
     private static let blankLine: [UInt8] = Array("\r\n\r\n".utf8)
@@ -109,11 +109,11 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context) }
+        if context.channel.isActive { close.arm(context, in: timeout) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if deadline == nil { arm(context) }
+        if !close.isArmed { close.arm(context, in: timeout) }
         context.fireChannelActive()
     }
 
@@ -123,18 +123,12 @@ final class FirstBytesTimeoutHandler: ChannelInboundHandler, RemovableChannelHan
         tail = Array(bytes.suffix(Self.blankLine.count - 1))
         context.fireChannelRead(data)
         if complete {
-            deadline?.cancel()
-            deadline = nil
+            close.cancel()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-    }
-
-    private func arm(_ context: ChannelHandlerContext) {
-        let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        close.cancel()
     }
 }

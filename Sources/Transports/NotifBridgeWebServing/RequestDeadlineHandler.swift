@@ -10,7 +10,7 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias InboundIn = HTTPRequestPart
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    private var close = ScheduledClose()
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -18,26 +18,19 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
-            deadline?.cancel()
-            let channel = context.channel
-            deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
-        case .body:
-            break
-        case .end:
-            deadline?.cancel()
-            deadline = nil
+        case .head: close.arm(context, in: timeout)
+        case .body: break
+        case .end: close.cancel()
         }
         context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        close.cancel()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        close.cancel()
     }
 }

@@ -8,7 +8,7 @@ final class StalledReaderHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    private var close = ScheduledClose()
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -16,22 +16,19 @@ final class StalledReaderHandler: ChannelInboundHandler, RemovableChannelHandler
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            deadline?.cancel()
-            deadline = nil
-        } else if deadline == nil {
-            let channel = context.channel
-            deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+            close.cancel()
+        } else if !close.isArmed {
+            close.arm(context, in: timeout)
         }
         context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        close.cancel()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        close.cancel()
     }
 }
