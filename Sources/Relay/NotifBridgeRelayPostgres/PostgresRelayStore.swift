@@ -9,8 +9,9 @@ import Synchronization
 /// its row, so two instances never hand out the same number; each batch's transaction ends with
 /// `pg_notify`, and every instance listens, so an accessory's inbox open on one instance wakes
 /// when another takes a post for it; an inbox that opens is announced the same way, and the
-/// accessory's inbox open on another instance ends (one inbox per accessory). A commit returns once the server has it on disk
-/// (`synchronous_commit`, on by default, checked when the store opens).
+/// accessory's inbox open on another instance ends (one inbox per accessory). A commit returns
+/// once the server has it on disk (`synchronous_commit`, on by default, checked when the store
+/// opens).
 public final class PostgresRelayStore: RelayStorage {
     public let limits: RelayLimits
     /// Tables live in this schema, so that one database can hold several relays (or tests).
