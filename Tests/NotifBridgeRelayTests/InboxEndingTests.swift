@@ -28,29 +28,26 @@ struct InboxEndingTests {
     /// next request is served.
     @Test("an inbox that never answers the relay's close gives its connection back")
     func unansweredClose() async throws {
-        let directory = try TemporaryDirectory("relay-unanswered-close")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-        _ = try store.post(relayMessage(1), to: RelayServerTests.accessory, now: Date())
-        let (port, task) = try await RelayServerTests.serve(
-            store, configuration: .init(port: 0, limits: ConnectionLimits(maxConnections: 1, closeTimeout: .seconds(1)), tokenCheckInterval: .milliseconds(100))
-        )
-        defer { task.cancel() }
+        try await RelayServerTests.withRegisteredStore("relay-unanswered-close") { store in
+            _ = try store.post(relayMessage(1), to: RelayServerTests.accessory, now: Date())
+            let (port, task) = try await RelayServerTests.serve(
+                store, configuration: .init(port: 0, limits: ConnectionLimits(maxConnections: 1, closeTimeout: .seconds(1)), tokenCheckInterval: .milliseconds(100))
+            )
+            defer { task.cancel() }
 
-        // An inbox opened by hand, which reads nothing after its first message and answers
-        // nothing.
-        let deaf = try Self.openByHand(port)
-        let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
-        #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
-        try store.register(accessory: RelayServerTests.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: RelayServerTests.post)
-        let replaced = ContinuousClock.now
-        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
-        #expect(health.status.code == 200)
-        // The accessory had the close timeout to answer.
-        #expect(ContinuousClock.now - replaced >= .milliseconds(900))
-        withExtendedLifetime(deaf) {}
+            // An inbox opened by hand, which reads nothing after its first message and answers
+            // nothing.
+            let deaf = try Self.openByHand(port)
+            let first = try await deaf.read(within: TestWait.deadline) { $0.contains(relayMessage(1)) }
+            #expect(first.contains(relayMessage(1)), "the deaf inbox got its message")
+            try store.register(accessory: RelayServerTests.accessory, inbox: try RelayToken(randomBytes: Array(repeating: 0xC3, count: 32)), post: RelayServerTests.post)
+            let replaced = ContinuousClock.now
+            let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
+            #expect(health.status.code == 200)
+            // The accessory had the close timeout to answer.
+            #expect(ContinuousClock.now - replaced >= .milliseconds(900))
+            withExtendedLifetime(deaf) {}
+        }
     }
 
     /// NIO holds an upgrade it accepted until the request's body has ended, with no time limit:
@@ -59,17 +56,14 @@ struct InboxEndingTests {
     /// come.
     @Test("an inbox upgrade that announces a body and sends none is not upgraded, and gives its connection back")
     func upgradeWithABody() async throws {
-        let directory = try TemporaryDirectory("relay-upgrade-body")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-        let (port, task) = try await RelayServerTests.serve(store, limits: ConnectionLimits(maxConnections: 1, requestTimeout: .seconds(1)))
-        defer { task.cancel() }
-        let socket = try Self.openByHand(port, extraHeaders: "Content-Length: 1\r\n")
-        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
-        #expect(health.status.code == 200)
-        withExtendedLifetime(socket) {}
+        try await RelayServerTests.withRegisteredStore("relay-upgrade-body") { store in
+            let (port, task) = try await RelayServerTests.serve(store, limits: ConnectionLimits(maxConnections: 1, requestTimeout: .seconds(1)))
+            defer { task.cancel() }
+            let socket = try Self.openByHand(port, extraHeaders: "Content-Length: 1\r\n")
+            let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(15))
+            #expect(health.status.code == 200)
+            withExtendedLifetime(socket) {}
+        }
     }
 
     /// On a graceful stop swift-websocket sent the close itself, and the inbox read on for the
@@ -106,24 +100,21 @@ struct InboxEndingTests {
     /// the sockets' buffers hold, and the relay has one connection to give.
     @Test("an inbox that stops reading gives its connection back after the stalled-reader timeout")
     func stalledReader() async throws {
-        let directory = try TemporaryDirectory("relay-stalled-reader")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-        for mark in 1...UInt8(64) {
-            _ = try store.post(relayMessage(mark, length: store.limits.maxMessageLength), to: RelayServerTests.accessory, now: Date())
+        try await RelayServerTests.withRegisteredStore("relay-stalled-reader") { store in
+            for mark in 1...UInt8(64) {
+                _ = try store.post(relayMessage(mark, length: store.limits.maxMessageLength), to: RelayServerTests.accessory, now: Date())
+            }
+            let (port, task) = try await RelayServerTests.serve(
+                store, limits: ConnectionLimits(maxConnections: 1, stalledReaderTimeout: .seconds(1))
+            )
+            defer { task.cancel() }
+            let deaf = try Self.openByHand(port)
+            let first = try await deaf.read(within: TestWait.deadline) { $0.count > 1 << 16 }
+            #expect(first.count > 1 << 16, "the inbox is sending")
+            let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
+            #expect(health.status.code == 200)
+            withExtendedLifetime(deaf) {}
         }
-        let (port, task) = try await RelayServerTests.serve(
-            store, limits: ConnectionLimits(maxConnections: 1, stalledReaderTimeout: .seconds(1))
-        )
-        defer { task.cancel() }
-        let deaf = try Self.openByHand(port)
-        let first = try await deaf.read(within: TestWait.deadline) { $0.count > 1 << 16 }
-        #expect(first.count > 1 << 16, "the inbox is sending")
-        let health = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
-        #expect(health.status.code == 200)
-        withExtendedLifetime(deaf) {}
     }
 
     /// The accessory's inbox, opened on a plain socket that reads only when told to.
@@ -185,32 +176,29 @@ struct InboxOutputTests {
     /// that pushed without reading piled frames up without end (56 to 74 MB in 30 s).
     @Test("an accessory that pushes without reading is refused once maxUnwrittenFrames wait")
     func unreadPushAnswers() async throws {
-        let directory = try TemporaryDirectory("relay-unread-pushes")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: RelayServerTests.accessory, inbox: RelayServerTests.inbox, post: RelayServerTests.post)
-        let connection = InboxConnection(
-            accessoryID: RelayServerTests.accessory, token: RelayServerTests.inbox.text, store: store, pusher: nil, pushes: RateGate(rate: .pushes),
-            logger: Logger(label: "relay-test", factory: { _ in SwiftLogNoOpLogHandler() }), gate: LogGate(LogThrottle(burst: 5, interval: .seconds(10))),
-            now: { Date() }
-        )
-        let running = Task { await connection.run() }
-        connection.opened()
-        for id in 1...UInt64(connection.maxUnwrittenFrames + 10) {
-            await connection.receive(RelayFrame.push(id: id, body: Array("{}".utf8)).encoded())
-        }
-        connection.finished()
-        await running.value
-        var frames = 0
-        var ending: InboxConnection.Ending?
-        for await output in connection.output {
-            switch output {
-            case .frame: frames += 1
-            case .close(let reason): ending = reason
+        try await RelayServerTests.withRegisteredStore("relay-unread-pushes") { store in
+            let connection = InboxConnection(
+                accessoryID: RelayServerTests.accessory, token: RelayServerTests.inbox.text, store: store, pusher: nil, pushes: RateGate(rate: .pushes),
+                logger: Logger(label: "relay-test", factory: { _ in SwiftLogNoOpLogHandler() }), gate: LogGate(LogThrottle(burst: 5, interval: .seconds(10))),
+                now: { Date() }
+            )
+            let running = Task { await connection.run() }
+            connection.opened()
+            for id in 1...UInt64(connection.maxUnwrittenFrames + 10) {
+                await connection.receive(RelayFrame.push(id: id, body: Array("{}".utf8)).encoded())
             }
+            connection.finished()
+            await running.value
+            var frames = 0
+            var ending: InboxConnection.Ending?
+            for await output in connection.output {
+                switch output {
+                case .frame: frames += 1
+                case .close(let reason): ending = reason
+                }
+            }
+            #expect(frames == connection.maxUnwrittenFrames)
+            #expect(ending == .refused(RelayError(.protocolViolation, "the accessory does not read what the relay sends (\(connection.maxUnwrittenFrames) frames wait)")))
         }
-        #expect(frames == connection.maxUnwrittenFrames)
-        #expect(ending == .refused(RelayError(.protocolViolation, "the accessory does not read what the relay sends (\(connection.maxUnwrittenFrames) frames wait)")))
     }
 }

@@ -41,6 +41,17 @@ struct RelayServerTests {
         return result
     }
 
+    /// A fresh SQLite store in its own directory with the test accessory registered, for as long
+    /// as `body` runs.
+    static func withRegisteredStore<T>(_ name: String, _ body: (RelayStore) async throws -> T) async throws -> T {
+        let directory = try TemporaryDirectory(name)
+        defer { directory.remove() }
+        let store = try RelayStore(path: directory.path + "/relay.sqlite")
+        defer { try? store.close() }
+        try store.register(accessory: accessory, inbox: inbox, post: post)
+        return try await body(store)
+    }
+
     /// A relay over `store` with `limits` (or `configuration`) on a free loopback port: the port,
     /// and the task serving.
     static func serve(_ store: RelayStore, limits: ConnectionLimits) async throws -> (Int, Task<Void, any Error>) {
@@ -57,43 +68,40 @@ struct RelayServerTests {
 
     @Test("Sockets that send nothing hold the connection slots only until the first-bytes timeout; an inbox outlives the idle timeout")
     func connectionLimits() async throws {
-        let directory = try TemporaryDirectory("relay-limits")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
-        let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(1)))
-        defer { task.cancel() }
-        let http = HTTPClient.shared
+        try await RelayServerTests.withRegisteredStore("relay-limits") { store in
+            let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 2, firstBytesTimeout: .seconds(1), idleTimeout: .seconds(1)))
+            defer { task.cancel() }
+            let http = HTTPClient.shared
 
-        // More than the cap plus what one accept batch can take.
-        let idle = try (0..<10).map { _ in try LoopbackSocket(port: port) }
-        defer { withExtendedLifetime(idle) {} }
-        let started = ContinuousClock.now
-        let health = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
-        #expect(health.status.code == 200)
-        #expect(ContinuousClock.now - started >= .milliseconds(900), "served before the idle sockets timed out: the cap did not hold")
-        for connection in idle { #expect(try await connection.closedByPeer(within: TestWait.deadline)) }
+            // More than the cap plus what one accept batch can take.
+            let idle = try (0..<10).map { _ in try LoopbackSocket(port: port) }
+            defer { withExtendedLifetime(idle) {} }
+            let started = ContinuousClock.now
+            let health = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/health"), timeout: .seconds(20))
+            #expect(health.status.code == 200)
+            #expect(ContinuousClock.now - started >= .milliseconds(900), "served before the idle sockets timed out: the cap did not hold")
+            for connection in idle { #expect(try await connection.closedByPeer(within: TestWait.deadline)) }
 
-        // An open inbox is a WebSocket: idle past the HTTP idle timeout, it still delivers.
-        let delivered = Mutex(false)
-        _ = try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
-            configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
-            logger: Logger(label: "inbox-test")
-        ) { inbound, outbound, _ in
-            try await Task.sleep(for: .seconds(2))
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/messages")
-            request.method = .POST
-            request.headers.add(name: "Authorization", value: "Bearer \(Self.post.text)")
-            request.body = .bytes(ByteBuffer(bytes: relayMessage(1)))
-            #expect(try await http.execute(request, timeout: .seconds(10)).status.code == 201)
-            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
-            let first = try await messages.next()
-            try await outbound.close(.normalClosure, reason: nil)
-            if case .binary? = first { delivered.withLock { $0 = true } }
+            // An open inbox is a WebSocket: idle past the HTTP idle timeout, it still delivers.
+            let delivered = Mutex(false)
+            _ = try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/inbox",
+                configuration: .init(additionalHeaders: [.authorization: "Bearer \(Self.inbox.text)"]),
+                logger: Logger(label: "inbox-test")
+            ) { inbound, outbound, _ in
+                try await Task.sleep(for: .seconds(2))
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/accessories/\(Self.accessory)/messages")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(Self.post.text)")
+                request.body = .bytes(ByteBuffer(bytes: relayMessage(1)))
+                #expect(try await http.execute(request, timeout: .seconds(10)).status.code == 201)
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                let first = try await messages.next()
+                try await outbound.close(.normalClosure, reason: nil)
+                if case .binary? = first { delivered.withLock { $0 = true } }
+            }
+            #expect(delivered.withLock { $0 })
         }
-        #expect(delivered.withLock { $0 })
     }
 
     static func post(_ client: some TestClientProtocol, _ body: [UInt8], token: String = post.text, to id: String = accessory) async throws -> TestResponse {
@@ -168,29 +176,26 @@ struct RelayServerTests {
     /// timeout, so a client with no token held its connection for as long as it trickled one.
     @Test("a request body trickled a byte at a time is cut off at the request timeout, answered or not", arguments: [false, true])
     func trickledBody(authorized: Bool) async throws {
-        let directory = try TemporaryDirectory("relay-trickle-body")
-        defer { directory.remove() }
-        let store = try RelayStore(path: directory.path + "/relay.sqlite")
-        defer { try? store.close() }
-        try store.register(accessory: Self.accessory, inbox: Self.inbox, post: Self.post)
-        let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 4, idleTimeout: .seconds(5), requestTimeout: .seconds(1)))
-        defer { task.cancel() }
+        try await RelayServerTests.withRegisteredStore("relay-trickle-body") { store in
+            let (port, task) = try await Self.serve(store, limits: ConnectionLimits(maxConnections: 4, idleTimeout: .seconds(5), requestTimeout: .seconds(1)))
+            defer { task.cancel() }
 
-        let socket = try LoopbackSocket(port: port)
-        let token = authorized ? "Authorization: Bearer \(Self.post.text)\r\n" : ""
-        socket.send(Array("POST /v1/accessories/\(Self.accessory)/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Content-Length: 1000\r\n\r\n".utf8))
-        let started = ContinuousClock.now
-        let trickle = Task {
-            while !Task.isCancelled {
-                socket.send([0x41])
-                try? await Task.sleep(for: .milliseconds(200))
+            let socket = try LoopbackSocket(port: port)
+            let token = authorized ? "Authorization: Bearer \(Self.post.text)\r\n" : ""
+            socket.send(Array("POST /v1/accessories/\(Self.accessory)/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Content-Length: 1000\r\n\r\n".utf8))
+            let started = ContinuousClock.now
+            let trickle = Task {
+                while !Task.isCancelled {
+                    socket.send([0x41])
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
             }
+            defer { trickle.cancel() }
+            #expect(try await socket.closedByPeer(within: .seconds(10)), "still open after 10 s of a trickled body")
+            let held = ContinuousClock.now - started
+            #expect(held >= .milliseconds(900), "\(held)")
+            #expect(try store.queue(of: Self.accessory)?.messages == 0)
         }
-        defer { trickle.cancel() }
-        #expect(try await socket.closedByPeer(within: .seconds(10)), "still open after 10 s of a trickled body")
-        let held = ContinuousClock.now - started
-        #expect(held >= .milliseconds(900), "\(held)")
-        #expect(try store.queue(of: Self.accessory)?.messages == 0)
     }
 
     /// They got 404, as if the path did not exist.
