@@ -96,8 +96,8 @@ public struct DashboardServer: Sendable {
         router.get("/live") { _, _ -> Response in throw HTTPError(.badRequest, message: "/live is a WebSocket: send an upgrade request") }
 
         let liveRouter = Router(context: BasicWebSocketRequestContext.self)
-        liveRouter.ws("/live") { request, _ in
-            guardian.allowsLive(request) && !request.announcesBody ? .upgrade([:]) : .dontUpgrade
+        liveRouter.boundedWebSocket("/live") { request, _ in
+            guardian.allowsLive(request) ? .upgrade([:]) : .dontUpgrade
         } onUpgrade: { inbound, outbound, context in
             try await serveLive(inbound: inbound, outbound: outbound) { guardian.authorized(context.request) }
         }

@@ -116,9 +116,8 @@ public struct RelayServer: Sendable {
         ])
 
         let inboxRouter = Router(context: BasicWebSocketRequestContext.self)
-        inboxRouter.ws("/v1/accessories/{id}/inbox") { request, context in
-            guard !request.announcesBody else { return .dontUpgrade }
-            return try await authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
+        inboxRouter.boundedWebSocket("/v1/accessories/{id}/inbox") { request, context in
+            try await authorized(request, context, as: .inbox) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             guard let id = context.requestContext.parameters.get("id"), let token = context.request.bearerToken.map(String.init) else { return }
             try await serveInbox(id, token: token, inbound: inbound, outbound: outbound)

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdWebSocket
 import NIOCore
 
 extension Request {
@@ -12,11 +13,8 @@ extension Request {
         return token.isEmpty ? nil : token
     }
 
-    /// Whether the head announces a body (a length above 0, or a transfer coding). A WebSocket
-    /// upgrade request has none; NIO holds one it accepted until its body has ended, with no
-    /// time limit, so an upgrade that announces a body is refused (not upgraded) and then cut off
-    /// like any request whose body does not come (``RequestDeadlineHandler``).
-    public var announcesBody: Bool {
+    /// Whether the head announces a body (a length above 0, or a transfer coding).
+    var announcesBody: Bool {
         if headers[.transferEncoding] != nil { return true }
         return headers[.contentLength].map { $0 != "0" } ?? false
     }
@@ -29,5 +27,21 @@ extension Request {
         } catch is NIOTooManyBytesError {
             throw HTTPError(.contentTooLarge, message: "\(what) is over the limit of \(limit) bytes")
         }
+    }
+}
+
+extension Router where Context: WebSocketRequestContext {
+    /// A WebSocket route, as `ws(_:shouldUpgrade:onUpgrade:)`, that never upgrades a request
+    /// whose head announces a body. A WebSocket upgrade has none, and NIO holds one it accepted
+    /// until its body has ended, with no time limit; refused, it is cut off like any request
+    /// whose body does not come (``RequestDeadlineHandler``).
+    @discardableResult public func boundedWebSocket(
+        _ path: RouterPath,
+        shouldUpgrade: @Sendable @escaping (Request, Context) async throws -> RouterShouldUpgrade,
+        onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
+    ) -> Self {
+        ws(path, shouldUpgrade: { request, context in
+            request.announcesBody ? .dontUpgrade : try await shouldUpgrade(request, context)
+        }, onUpgrade: handler)
     }
 }
