@@ -462,7 +462,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifBridgeHostTests",
-            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeTestSupport", nioCore],
+            dependencies: ["NotifBridgeHost", "NotifBridgeHostCore", "NotifBridgeCrypto", "NotifBridgeTCP", "NotifBridgeWire", "NotifBridgeTestSupport", nioCore],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -156,10 +156,11 @@ public final class HostClient: Sendable {
         try await mailbox.next(timeout: timeout, waitingFor: "an accessory message")
     }
 
-    /// Waits for the key exchange (or its resumption) to complete.
+    /// Waits for the key exchange (or its resumption) to complete, at most `timeout` in all.
     @discardableResult
     public func waitUntilEstablished(timeout: Duration = .seconds(15)) async throws -> (exchangeID: UInt64, suite: String, resumed: Bool) {
-        while let event = try await nextDuringExchange(timeout: timeout) {
+        let deadline = ContinuousClock.now + timeout
+        while let event = try await nextDuringExchange(before: deadline, timeout: timeout) {
             switch event {
             case .established(let id, let suite, let resumed): return (id, suite, resumed)
             case .closed(let reason): throw HostFailure(description: "link closed before the key exchange completed: \(reason)")
@@ -172,23 +173,27 @@ public final class HostClient: Sendable {
 
     /// A connection that stays silent is most often something other than an accessory on that
     /// port (a web server answers and closes, which reads as "closed" instead).
-    private func nextDuringExchange(timeout: Duration) async throws -> HostClientEvent? {
+    private func nextDuringExchange(before deadline: ContinuousClock.Instant, timeout: Duration) async throws -> HostClientEvent? {
         do {
-            return try await mailbox.next(timeout: timeout, waitingFor: "the key exchange")
+            return try await mailbox.next(before: deadline, waitingFor: "the key exchange")
         } catch let error as HostTimeout {
             throw HostFailure(description: "\(error) (\(timeout)): the connection is open but nothing answered; is a NotifBridge accessory listening there?")
         }
     }
 
-    /// Waits until every sequence in `sequences` has a receipt; returns the receipts.
+    /// Waits until every sequence in `sequences` has a receipt; returns the receipts. Gives up
+    /// when `timeout` passes with no receipt for one of them, whatever else arrives meanwhile.
     public func waitForReceipts(_ sequences: Set<UInt64>, timeout: Duration = .seconds(15)) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
         var receipts: [UInt64: (stored: Bool, alerted: Bool)] = [:]
+        var deadline = ContinuousClock.now + timeout
         while !sequences.isSubset(of: Set(receipts.keys)) {
-            guard let event = try await mailbox.next(timeout: timeout, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
+            guard let event = try await mailbox.next(before: deadline, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
                 throw HostFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
             }
             switch event {
-            case .receipt(let sequence, let stored, let alerted): receipts[sequence] = (stored, alerted)
+            case .receipt(let sequence, let stored, let alerted) where sequences.contains(sequence) && receipts[sequence] == nil:
+                receipts[sequence] = (stored, alerted)
+                deadline = ContinuousClock.now + timeout
             case .closed(let reason): throw HostFailure(description: "link closed while waiting for receipts: \(reason)")
             default: continue
             }
