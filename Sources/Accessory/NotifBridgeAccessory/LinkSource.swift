@@ -10,12 +10,15 @@ import Synchronization
 public protocol LinkSource: Sendable {
     /// Runs until cancelled. Calls `ready` once peers can reach the accessory, with what the
     /// presenter announces, then `serve` for each link, each in a task of its own; `serve`
-    /// returns when its link has ended.
+    /// returns when the daemon is done with the link, and the source then ends it (a TCP link
+    /// after its last writes are flushed, a Bluetooth central by disconnecting it).
     func run(ready: @escaping @Sendable (PresenterEvent) -> Void, serve: @escaping @Sendable (ChunkLink) async -> Void) async throws
 }
 
-/// Links a transport has already opened, such as the BLE peripheral's centrals. A stream that
-/// ends by itself (bluetoothd went away) is an error, so a supervisor can start the accessory again.
+/// Links a transport has already opened, such as the BLE peripheral's centrals, each closed once
+/// served: BlueZ keeps a central connected until told, and while one holds the link every other
+/// central is refused. A stream that ends by itself (bluetoothd went away) is an error, so a
+/// supervisor can start the accessory again.
 public struct StreamLinkSource: LinkSource {
     let links: AsyncStream<ChunkLink>
     let announcement: PresenterEvent
@@ -29,7 +32,10 @@ public struct StreamLinkSource: LinkSource {
         ready(announcement)
         await withDiscardingTaskGroup { group in
             for await link in links {
-                group.addTask { await serve(link) }
+                group.addTask {
+                    await serve(link)
+                    link.close()
+                }
             }
         }
         try Task.checkCancellation()
