@@ -107,8 +107,11 @@ struct DesktopNotificationBusTests {
         return nil
     }
 
-    @Test("Buttons, inline replies and dismissals reach the iPhone; updates replace, removals close")
-    func roundTrip() async throws {
+    /// A private bus with a notification server, an accessory whose desktop sink uses it, and
+    /// the simulated iPhone connected to that accessory, for the length of `body`.
+    private static func withDesktop(
+        _ body: @Sendable (_ bus: DBusBusAddress, _ server: FakeNotificationServer, _ sink: FreedesktopNotificationSink, _ phone: HostClient) async throws -> Void
+    ) async throws {
         let bus = try PrivateBusDaemon()
         defer { bus.stop() }
         let server = try await FakeNotificationServer(address: bus.address, capabilities: ["actions", "body", "body-markup", "inline-reply"])
@@ -134,12 +137,22 @@ struct DesktopNotificationBusTests {
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
 
+        let address = bus.address
         let session = HostSession(configuration: .init(suites: [.xWing], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
         _ = try await HostClient.connect(host: "127.0.0.1", port: port, session: session) { phone in
             try await phone.waitUntilEstablished()
-            func forward(_ operation: HostOperation) async throws {
-                _ = try await phone.waitForReceipts([try phone.send(operation)])
-            }
+            try await body(address, server, sink, phone)
+        }
+    }
+
+    private static func forward(_ operation: HostOperation, _ phone: HostClient) async throws {
+        _ = try await phone.waitForReceipts([try phone.send(operation)])
+    }
+
+    @Test("Buttons, inline replies and dismissals reach the iPhone; updates replace, removals close")
+    func roundTrip() async throws {
+        try await Self.withDesktop { _, server, sink, phone in
+            func forward(_ operation: HostOperation) async throws { try await Self.forward(operation, phone) }
             /// A person answers only what is on screen: once the sink has the server's ID.
             func waitUntilFollowed(_ count: Int) async throws {
                 try await server.waitFor("the sink to follow \(count)") { _ in sink.trackedCount == count }
@@ -191,6 +204,37 @@ struct DesktopNotificationBusTests {
                 return
             }
             #expect(sink.trackedCount == 0)
+        }
+    }
+
+    /// Any connection on the session bus can address a signal to the sink itself, past its match
+    /// rule. Only the notification server's own are the person's answers, and a forged change
+    /// of the server's owner does not make the forger the server.
+    @Test("A signal from another connection, addressed to the sink, answers nothing")
+    func forgedSignals() async throws {
+        try await Self.withDesktop { bus, server, sink, phone in
+            try await Self.forward(.add(Self.note("m1"), .standard), phone)
+            try await server.waitFor("the sink to follow the notification") { _ in sink.trackedCount == 1 }
+            let id = server.posted[0].id
+            let target = try #require(server.client)
+            let forger = try await DBusConnection.connect(to: bus)
+            defer { forger.close() }
+            func forge(_ member: String, _ arguments: [DBusValue], interface: String = "org.freedesktop.Notifications", path: String = "/org/freedesktop/Notifications") async throws {
+                try await forger.emit(DBusSignal(path: path, interface: interface, member: member, arguments: arguments, destination: target))
+            }
+            try await forge("NotificationReplied", [.uint32(id), .string("forged")])
+            try await forge("ActionInvoked", [.uint32(id), .string("button:like")])
+            try await forge("NameOwnerChanged", [.string("org.freedesktop.Notifications"), .string(""), .string(target)], interface: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
+            try await forge("NotificationClosed", [.uint32(id), .uint32(2)])
+            await #expect(throws: HostTimeout.self) { _ = try await phone.nextEvent(timeout: .seconds(1)) }
+            #expect(sink.trackedCount == 1, "the forged close did not end the following")
+
+            // The server's own answer still counts.
+            try await server.emit("ActionInvoked", [.uint32(id), .string("button:like")])
+            guard case .response(_, "m1", "like", nil)? = try await Self.nextResponse(phone) else {
+                Issue.record("the server's button did not reach the iPhone")
+                return
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ final class FakeNotificationServer: Sendable {
 
     let connection: DBusConnection
     private final class State: Sendable {
-        let mutex = Mutex<(nextID: UInt32, posted: [Posted], closed: [UInt32])>((1, [], []))
+        let mutex = Mutex<(nextID: UInt32, posted: [Posted], closed: [UInt32], client: String?)>((1, [], [], nil))
     }
 
     private let state = State()
@@ -34,6 +34,7 @@ final class FakeNotificationServer: Sendable {
                 guard let arguments = try? call.arguments(matching: "susssasa{sv}i") else { return .invalidArguments("Notify takes susssasa{sv}i") }
                 guard case .array(_, let actions) = arguments[5], case .dictionary(_, _, let hints) = arguments[6] else { return .invalidArguments("actions, hints") }
                 let id = state.mutex.withLock { state -> UInt32 in
+                    state.client = call.sender
                     let replaces = arguments[1].uint32Value ?? 0
                     let id = replaces != 0 ? replaces : state.nextID
                     if replaces == 0 { state.nextID += 1 }
@@ -61,6 +62,8 @@ final class FakeNotificationServer: Sendable {
 
     var posted: [Posted] { state.mutex.withLock { $0.posted } }
     var closed: [UInt32] { state.mutex.withLock { $0.closed } }
+    /// The unique bus name of whoever called `Notify` last: the sink's connection.
+    var client: String? { state.mutex.withLock { $0.client } }
 
     func emit(_ member: String, _ arguments: [DBusValue]) async throws {
         try await connection.emit(DBusSignal(path: "/org/freedesktop/Notifications", interface: "org.freedesktop.Notifications", member: member, arguments: arguments))

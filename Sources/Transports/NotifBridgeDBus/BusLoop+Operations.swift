@@ -84,6 +84,9 @@ extension BusLoop {
         )
         guard let message = created else { throw .closed }
         defer { sd_bus_message_unref(message) }
+        if let destination = signal.destination {
+            try DBusError.check(sd_bus_message_set_destination(message, destination), "addressing \(signal.member) to \(destination)")
+        }
         try MessageWriter.append(signal.arguments, to: message)
         try DBusError.check(sd_bus_send(bus, message, nil), "sending \(signal.interface).\(signal.member)")
     }

@@ -103,17 +103,32 @@ public final class DBusConnection: Sendable {
         return DBusRegistration(core: core, slotID: try result.get())
     }
 
+    /// The bus daemon's name: the destination of its methods and the sender of its signals
+    /// (such as `NameOwnerChanged`), which no other connection can send as.
+    public static let busDaemon = "org.freedesktop.DBus"
+
     /// Takes a well-known name such as `org.notifbridge.Accessory`, without queueing for it.
     public func requestName(_ name: String) async throws(DBusError) {
-        let reply = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "RequestName", arguments: [.string(name), .uint32(4)]
-        )
+        let reply = try await callBusDaemon("RequestName", [.string(name), .uint32(4)])
         guard reply.count == 1, let code = reply[0].uint32Value else {
             throw .typeMismatch(expected: "u", actual: DBusValue.signature(of: reply))
         }
         // 1: now the primary owner; 4: already was. 2 and 3 mean another connection has it.
         guard code == 1 || code == 4 else { throw .system(operation: "RequestName \(name)", errno: EEXIST) }
+    }
+
+    /// The unique name (`:1.42`) of the connection that owns the well-known `name` now, the
+    /// sender its signals carry. Fails with the bus's `NameHasNoOwner` when none does.
+    public func nameOwner(of name: String) async throws(DBusError) -> String {
+        let reply = try await callBusDaemon("GetNameOwner", [.string(name)])
+        guard reply.count == 1, let owner = reply[0].stringValue else {
+            throw .typeMismatch(expected: "s", actual: DBusValue.signature(of: reply))
+        }
+        return owner
+    }
+
+    private func callBusDaemon(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(destination: Self.busDaemon, path: "/org/freedesktop/DBus", interface: Self.busDaemon, member: member, arguments: arguments, timeout: .seconds(5))
     }
 
     /// Closes the connection. Queued work still runs, then pending calls fail with `.closed`,

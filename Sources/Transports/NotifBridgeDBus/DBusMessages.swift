@@ -59,15 +59,20 @@ public struct DBusSignal: Sendable, Equatable {
     public var interface: String
     public var member: String
     public var arguments: [DBusValue]
-    /// The emitter's unique bus name; set on received signals, ignored when emitting.
+    /// The emitter's unique bus name; set on received signals, ignored when emitting. The bus
+    /// daemon sets it, so a receiver can tell who sent a signal.
     public var sender: String?
+    /// When emitting: the one connection to deliver to (a unicast signal), whatever its match
+    /// rules; nil for every subscriber.
+    public var destination: String?
 
-    public init(path: String, interface: String, member: String, arguments: [DBusValue] = [], sender: String? = nil) {
+    public init(path: String, interface: String, member: String, arguments: [DBusValue] = [], sender: String? = nil, destination: String? = nil) {
         self.path = path
         self.interface = interface
         self.member = member
         self.arguments = arguments
         self.sender = sender
+        self.destination = destination
     }
 
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"

@@ -31,6 +31,15 @@ public final class FreedesktopNotificationSink: AlertSink {
     private let queue: AsyncStream<AlertEvent>.Continuation
     private let failures = Mutex(0)
     private let dropped = Mutex(0)
+    /// The unique bus name of the server's connection. Any connection can address a signal to
+    /// the sink directly, past its match rule; only this one's are the person's answers.
+    private let owner = Mutex(ServerOwner())
+
+    fileprivate struct ServerOwner {
+        var name: String?
+        /// Set by the bus's NameOwnerChanged, which is newer than any GetNameOwner answer.
+        var announced = false
+    }
 
     fileprivate struct Tracking {
         var serverID: [String: UInt32] = [:]
@@ -56,6 +65,13 @@ public final class FreedesktopNotificationSink: AlertSink {
         }
         let sink = FreedesktopNotificationSink(connection: connection, capabilities: Set(values.compactMap(\.stringValue)), logger: logger)
         do {
+            try await connection.subscribe(
+                matchRule: "type='signal',sender='\(DBusConnection.busDaemon)',interface='\(DBusConnection.busDaemon)',member='NameOwnerChanged',arg0='\(busName)'"
+            ) { [weak sink] signal in
+                sink?.ownerChanged(signal)
+            }
+            let name = try await connection.nameOwner(of: busName)
+            sink.owner.withLock { if !$0.announced { $0.name = name } }
             try await connection.subscribe(matchRule: "type='signal',sender='\(busName)',path='\(objectPath)',interface='\(busName)'") { [weak sink] signal in
                 sink?.received(signal)
             }
@@ -176,6 +192,7 @@ public final class FreedesktopNotificationSink: AlertSink {
     /// did. An answer ends the following, so a close the server sends after an action does
     /// not also dismiss the notification on the iPhone.
     private func received(_ signal: DBusSignal) {
+        guard let sender = signal.sender, sender == owner.withLock({ $0.name }) else { return }
         guard let id = signal.arguments.first?.uint32Value, signal.arguments.count == 2 else { return }
         let interaction: Banner.Interaction?
         let plan: DesktopNotificationPlan?
@@ -207,6 +224,18 @@ public final class FreedesktopNotificationSink: AlertSink {
             let reply = await responder(request)
             if !reply.ok { logger.notice("the answer from a desktop notification was not sent: \(reply.message ?? "no reason given")") }
         }
+    }
+}
+
+extension FreedesktopNotificationSink {
+    /// On the bus thread: the server's name moved (a restart, or another server). Only the bus
+    /// itself sends this; the new server numbers its notifications afresh, so the ones followed
+    /// are forgotten rather than answered by a stranger's ID.
+    private func ownerChanged(_ signal: DBusSignal) {
+        guard signal.sender == DBusConnection.busDaemon, signal.arguments.count == 3, signal.arguments[0].stringValue == Self.busName,
+              let name = signal.arguments[2].stringValue else { return }
+        owner.withLock { $0 = ServerOwner(name: name.isEmpty ? nil : name, announced: true) }
+        tracking.withLock { $0 = Tracking() }
     }
 }
 

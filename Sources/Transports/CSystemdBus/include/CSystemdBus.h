@@ -75,6 +75,7 @@ typedef void (*sd_bus_destroy_t)(void *userdata);
     X(int, sd_bus_message_new_signal, \
         (sd_bus *bus, sd_bus_message **m, const char *path, const char *interface, const char *member), \
         (bus, m, path, interface, member)) \
+    X(int, sd_bus_message_set_destination, (sd_bus_message *m, const char *destination), (m, destination)) \
     X(int, sd_bus_message_new_method_return, (sd_bus_message *call, sd_bus_message **m), (call, m)) \
     X(int, sd_bus_message_new_method_error, (sd_bus_message *call, sd_bus_message **m, const sd_bus_error *e), (call, m, e)) \
     X(sd_bus_message *, sd_bus_message_ref, (sd_bus_message *m), (m)) \
