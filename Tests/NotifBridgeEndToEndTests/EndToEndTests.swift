@@ -203,10 +203,13 @@ struct EndToEndTests {
         #expect((try? configuration.validate()) != nil ? valid : !valid)
     }
 
-    @Test("The refusal of a commit window speaks in the option's unit")
-    func commitWindowMessage() {
-        let configuration = AccessoryConfiguration(stateDirectory: "/nonexistent", commitWindow: .milliseconds(500))
-        #expect(performing: { try configuration.validate() }, throws: { "\($0)" == "--commit-window must be 0...100 milliseconds, not 500" })
+    @Test("The refusal of a commit window speaks in the option's unit, or in seconds past what an Int holds", arguments: [
+        (Duration.milliseconds(500), "not 500"),
+        (.milliseconds(Int64.max), "not 9.223372036854776e+15 seconds"),
+    ])
+    func commitWindowMessage(window: Duration, shown: String) {
+        let configuration = AccessoryConfiguration(stateDirectory: "/nonexistent", commitWindow: window)
+        #expect(performing: { try configuration.validate() }, throws: { "\($0)" == "--commit-window must be 0...100 milliseconds, \(shown)" })
     }
 
     /// A state directory whose control socket path is at the limit is served, and answers on it;

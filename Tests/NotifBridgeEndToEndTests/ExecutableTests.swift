@@ -239,6 +239,8 @@ struct ExecutableTests {
         (["phone", "play", "/nonexistent.yaml", "--restart-command", " "], "--restart-command is empty"),
         (["accessory", "--json", "--display", "4x32"], "--display shapes the terminal's lines; --json prints every field whole: give one or the other"),
         (["accessory", "--commit-window", "-1"], "--commit-window must be 0...100 milliseconds, not -1"),
+        (["accessory", "--commit-window", "101"], "--commit-window must be 0...100 milliseconds, not 101"),
+        (["accessory", "--commit-window", "9223372036854775807"], "--commit-window must be 0...100 milliseconds, not 9223372036854775807"),
         (["accessory", "--display", "-4x32"], #"display "-4x32" is not LINESxCOLUMNS"#),
         (["phone", "forward", "--title", "x", "--timeout", "-1"], "--timeout must be above 0 and at most 600"),
         (["phone", "forward", "--title", "x", "--linger", "-1"], "--linger must be 0...3600 seconds, not -1.0"),
@@ -349,6 +351,23 @@ struct ExecutableTests {
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was made")
     }
 
+    /// The advertised name is checked with the other flags, before the key and the store are
+    /// made, and before the system bus is looked for.
+    @Test("accessory --transport ble --name: a name that cannot be advertised is refused before anything is made", arguments: [
+        ("", "--name must be 1...29 bytes in UTF-8; \"\" is 0"),
+        (String(repeating: "n", count: 30), "--name must be 1...29 bytes in UTF-8; \"\(String(repeating: "n", count: 30))\" is 30"),
+        (String(repeating: "é", count: 15), "is 30"),
+    ])
+    func bluetoothName(name: String, message: String) throws {
+        let directory = try TemporaryDirectory("ble-name")
+        defer { directory.remove() }
+        let state = directory.path + "/state"
+        let run = try Self.run(["accessory", "--transport", "ble", "--name", name, "--state", state])
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.contains(message), "\(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: state), "the state directory was made")
+    }
+
     /// Something that takes the connection and says nothing (a relay's HTTP port waits for a
     /// request): the phone says so once, and prints no "link closed" of its own teardown first.
     @Test("phone at a port where nothing speaks: one error with the hint, no link line before it")
@@ -450,6 +469,22 @@ struct ExecutableTests {
         } else {
             #expect(relay.errors.contains("Error: cannot read --apns-key \(key): it is longer than 65536 bytes"), "\(relay.errors)")
         }
+    }
+
+    /// With APNs configured, a start that fails (here on a state path that is a file) still
+    /// shuts the APNs client down: a debug build traps on one released running.
+    @Test("relay serve with APNs: a start that fails says why and exits 1")
+    func apnsStartFailure() throws {
+        let directory = try TemporaryDirectory("apns-start")
+        defer { directory.remove() }
+        let state = directory.path + "/state"
+        try Data("not a directory\n".utf8).write(to: URL(fileURLWithPath: state))
+        let relay = try Self.run([
+            "relay", "serve", "--state", state, "--port", "0",
+            "--apns-key", StandInFixtures.directory.appendingPathComponent("apns-auth-key.p8").path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
+        ])
+        #expect(relay.status == 1, "\(relay.errors)")
+        #expect(relay.errors.contains("cannot open the relay's database"), "\(relay.errors)")
     }
 
     /// It used to connect, send, then write the pairing over whatever the path held (the

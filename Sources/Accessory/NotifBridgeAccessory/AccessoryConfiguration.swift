@@ -79,12 +79,18 @@ public struct AccessoryConfiguration: Sendable {
     /// local-network link, where Apple requires X-Wing.
     public var isLocalNetwork: Bool { !TCPLink.isLoopback(host) }
 
+    /// Whole milliseconds when they fit an Int (the option's unit), else the Duration as Swift
+    /// prints it: converting Int.max milliseconds back to an Int traps.
+    private static func milliseconds(_ duration: Duration) -> String {
+        Int(exactly: (duration / .milliseconds(1)).rounded(.towardZero)).map(String.init) ?? "\(duration)"
+    }
+
     public func validate() throws(Invalid) {
         if isLocalNetwork && suite == .p256 {
             throw Invalid(description: "--suite p256 cannot be used with --host \(host): local-network transports require X-Wing (P-256 is Bluetooth-only)")
         }
         guard commitWindow >= .zero, commitWindow <= Self.maxCommitWindow else {
-            throw Invalid(description: "--commit-window must be 0...\(Int(Self.maxCommitWindow / .milliseconds(1))) milliseconds, not \(Int(commitWindow / .milliseconds(1)))")
+            throw Invalid(description: "--commit-window must be 0...\(Self.milliseconds(Self.maxCommitWindow)) milliseconds, not \(Self.milliseconds(commitWindow))")
         }
         // The control socket's path must fit a Unix socket address; checked before the key and
         // the store are made, so that a refused start leaves nothing behind.

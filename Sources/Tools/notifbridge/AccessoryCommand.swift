@@ -118,6 +118,20 @@ struct AccessoryCommand: AsyncParsableCommand {
             throw ValidationError("--relay-ca is for a wss:// --relay")
         }
         try LocalNetwork.checkServiceName(serviceName)
+        // Checked as typed: a Duration of Int.max milliseconds overflows on the way to the check.
+        let maxCommitWindow = Int(AccessoryConfiguration.maxCommitWindow / .milliseconds(1))
+        guard (0...maxCommitWindow).contains(commitWindow) else {
+            throw ValidationError("--commit-window must be 0...\(maxCommitWindow) milliseconds, not \(commitWindow)")
+        }
+        if transport == .ble {
+            #if canImport(NotifBridgeBLE)
+            guard (1...GATTProfile.maxAdvertisedNameLength).contains(name.utf8.count) else {
+                throw ValidationError("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes in UTF-8; \"\(terminalSafe(name))\" is \(name.utf8.count)")
+            }
+            // Before the key and the store are made: without a bus, nothing is left behind.
+            try requireDBus()
+            #endif
+        }
         if let dashboard, transport == .tcp, dashboard.port != 0, dashboard.port == port, dashboard.overlaps(host: host) {
             // Otherwise the dashboard binds first, and the link's failure ends both.
             throw ValidationError("--dashboard \(hostAndPort(dashboard.host, dashboard.port)) and the link's --host \(host) --port \(port) are one address: give the dashboard another port")
@@ -211,10 +225,6 @@ struct AccessoryCommand: AsyncParsableCommand {
 
     private func bluetoothService(_ daemon: AccessoryDaemon, internet: (any InternetMessageSource)?, logger: Logger) async throws -> AccessoryService {
         #if canImport(NotifBridgeBLE)
-        guard name.utf8.count <= GATTProfile.maxAdvertisedNameLength, !name.isEmpty else {
-            throw CommandFailure("--name must be 1...\(GATTProfile.maxAdvertisedNameLength) bytes")
-        }
-        try requireDBus()
         let peripheral: GATTPeripheral
         do {
             peripheral = try await GATTPeripheral.start(adapter: adapter, name: name, logger: logger)

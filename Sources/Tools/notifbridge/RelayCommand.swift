@@ -158,11 +158,23 @@ struct RelayCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = common.makeLogger("notifbridge.relay")
             let host = host, port = port
-            let apns = try apnsClient(logger: logger)
             let (pushRate, postRate, limits) = try settings()
             let configuration = RelayServer.Configuration(
                 host: host, port: port, limits: ConnectionLimits(maxConnections: maxConnections), pushRate: pushRate, postRate: postRate
             )
+            let apns = try apnsClient(logger: logger)
+            do {
+                try await serve(configuration, limits: limits, apns: apns, logger: logger)
+            } catch {
+                // Shut down on every path: an HTTP client released running traps in debug builds.
+                try? await apns?.shutdown()
+                throw error
+            }
+            try await apns?.shutdown()
+        }
+
+        private func serve(_ configuration: RelayServer.Configuration, limits: RelayLimits, apns: APNsClient?, logger: Logger) async throws {
+            let host = configuration.host, port = configuration.port
             try await state.withStore(logger: logger, limits: limits) { store in
                 let server = RelayServer(store: store, configuration: configuration, pusher: apns, logger: logger)
                 do {
@@ -175,7 +187,6 @@ struct RelayCommand: AsyncParsableCommand {
                     throw CommandFailure("cannot listen on \(host):\(port): \(socketErrorText(error))")
                 }
             }
-            try await apns?.shutdown()
         }
 
         /// An APNs auth key (.p8) is one P-256 key in PEM, about 250 bytes.
