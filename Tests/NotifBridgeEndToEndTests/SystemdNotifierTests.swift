@@ -64,3 +64,30 @@ struct SystemdNotifierTests {
         #expect(SystemdNotifier(socketPath: directory.path + "/nobody.sock", watchdogInterval: nil).notify("READY=1") != nil)
     }
 }
+
+@Suite("The example systemd unit")
+struct SystemdUnitTests {
+    static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/systemd/notifbridge-accessory.service").standardizedFileURL
+
+    /// The [Service] section's settings, the last assignment of each winning as in systemd.
+    static func service() throws -> [String: String] {
+        var section = "", settings: [String: String] = [:]
+        for line in try String(contentsOf: unit, encoding: .utf8).split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("[") { section = text }
+            guard section == "[Service]", !text.hasPrefix("#"), let equals = text.firstIndex(of: "=") else { continue }
+            settings[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        return settings
+    }
+
+    /// The terminal presenter prints every title and body on standard output; systemd would
+    /// keep it in the journal. The logs, on standard error, still go there.
+    @Test("Standard output, where notification text is shown, does not reach the journal")
+    func noContentInTheJournal() throws {
+        let settings = try Self.service()
+        #expect(settings["StandardOutput"] == "null")
+        #expect(settings["StandardError"] == "journal", "standard error inherits standard output's null unless told")
+        #expect(settings["ExecStart"]?.contains("--json") == false, "JSON output carries the text too")
+    }
+}
