@@ -31,28 +31,27 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         _ = common.makeLogger("notifbridge.demo")
         let stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-demo-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
-
         let printer = PhonePrinter()
         printer.line("starting an accessory process (\(suite.rawValue)) with a temporary store in \(stateDirectory)")
         let accessory = try AccessoryProcess.start(arguments: [
             "accessory", "--state", stateDirectory, "--port", "0", "--suite", suite.rawValue.lowercased(), "--log-level", common.logLevel.rawValue,
             "--exit-with-parent",
         ])
-        defer { accessory.stop() }
         // Ctrl-C, SIGTERM (timeout, kill) or a closed terminal: stop the accessory and remove its
-        // store and key before exiting, which the defers above cannot do for a signal. A SIGKILL
-        // leaves the directory; the accessory then stops by itself (--exit-with-parent).
-        let interrupted = Task {
-            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup) {
-                accessory.stop()
-                try? await accessory.waitForExit()
-                try? FileManager.default.removeItem(atPath: stateDirectory)
-                printer.line("stopped by \(signal): the accessory process has exited and its temporary store is removed")
-                Foundation.exit(128 + signal.rawValue)
-            }
-        }
+        // store and key before exiting. A SIGKILL leaves the directory; the accessory then stops
+        // by itself (--exit-with-parent).
+        let interrupted = AccessoryProcess.stopOnSignals(stateDirectory: stateDirectory, printer: printer) { accessory }
         defer { interrupted.cancel() }
+        do {
+            try await demonstrate(with: accessory, stateDirectory: stateDirectory, printer: printer)
+        } catch {
+            await accessory.stop(removing: stateDirectory)
+            throw error
+        }
+        await accessory.stop(removing: stateDirectory)
+    }
+
+    private func demonstrate(with accessory: AccessoryProcess, stateDirectory: String, printer: PhonePrinter) async throws {
         let port = try await accessory.waitForPort()
         printer.line("accessory process \(accessory.pid) listens on 127.0.0.1:\(port); connecting as the iPhone")
 
@@ -153,6 +152,27 @@ final class AccessoryProcess: Sendable {
 
     func waitForExit() async throws {
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    /// Stops the accessory, waits for it to exit, then removes its temporary `stateDirectory`.
+    func stop(removing stateDirectory: String) async {
+        stop()
+        // Not cancellable: the removal must wait for the last commit whatever happens around it.
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        try? FileManager.default.removeItem(atPath: stateDirectory)
+    }
+
+    /// Until cancelled: on SIGINT, SIGTERM or SIGHUP, stops the accessory `current` names,
+    /// removes its temporary state directory (its store holds notification text), says so and
+    /// exits with 128 + the signal.
+    static func stopOnSignals(stateDirectory: String, printer: PhonePrinter, current: @escaping @Sendable () -> AccessoryProcess) -> Task<Void, Never> {
+        Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup) {
+                await current().stop(removing: stateDirectory)
+                printer.line("stopped by \(signal): the accessory process has exited and its temporary store is removed")
+                Foundation.exit(128 + signal.rawValue)
+            }
+        }
     }
 }
 

@@ -56,21 +56,30 @@ extension PhoneCommand {
             }
             let printer = PhonePrinter()
             printer.line("playing \"\(scenario.name)\": \(scenario.steps.count) steps")
-            let environment: any ScenarioEnvironment
-            var spawned: SpawnedAccessory?
-            if spawn {
-                let accessory = try await SpawnedAccessory.start(suite: target.suite.first ?? .xWing)
-                spawned = accessory
-                environment = accessory
-            } else {
-                environment = RunningAccessoryEnvironment(target: target, stateDirectory: state, restartCommand: restartCommand)
+            guard spawn else {
+                let environment = RunningAccessoryEnvironment(target: target, stateDirectory: state, restartCommand: restartCommand)
+                return try await play(scenario, in: environment, checking: state != nil, printer: printer)
             }
-            defer { spawned?.stop() }
+            let accessory = try await SpawnedAccessory.start(suite: target.suite.first ?? .xWing)
+            // Ctrl-C, SIGTERM or a closed terminal: the accessory stops and its store (notification
+            // text) is removed, as the demo does; after a SIGKILL it stops by itself.
+            let interrupted = AccessoryProcess.stopOnSignals(stateDirectory: accessory.stateDirectory, printer: printer) { accessory.process }
+            defer { interrupted.cancel() }
+            do {
+                try await play(scenario, in: accessory, checking: true, printer: printer)
+            } catch {
+                await accessory.stop()
+                throw error
+            }
+            await accessory.stop()
+        }
+
+        private func play(_ scenario: Scenario, in environment: some ScenarioEnvironment, checking: Bool, printer: PhonePrinter) async throws {
             var player = ScenarioPlayer(scenario: scenario, environment: environment, say: printer.line, onEvent: printer.print)
             player.timeout = .milliseconds(Int64(timeout * 1000))
             let report = try await player.play(session: target.session)
             // Without a store to read, the expectations are not checked, not failed.
-            guard spawn || state != nil else {
+            guard checking else {
                 printer.line("\(report.sent) calls forwarded over \(report.links) link(s), \(report.acknowledged) acknowledged, \(report.alerted) alerted; "
                     + "expectations not checked: give --state with the accessory's state directory")
                 if report.acknowledged < report.sent { throw ExitCode(1) }
@@ -169,9 +178,12 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
 
 /// An accessory process that play starts, restarts and observes itself.
 final class SpawnedAccessory: ScenarioEnvironment {
-    private let stateDirectory: String
+    let stateDirectory: String
     private let arguments: [String]
     private let current: Mutex<(process: AccessoryProcess, port: Int)>
+
+    /// The accessory process running now (a restart starts another).
+    var process: AccessoryProcess { current.withLock { $0.process } }
 
     private init(stateDirectory: String, arguments: [String], process: AccessoryProcess, port: Int) {
         self.stateDirectory = stateDirectory
@@ -181,9 +193,14 @@ final class SpawnedAccessory: ScenarioEnvironment {
 
     static func start(suite: CipherSuite) async throws -> SpawnedAccessory {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-play-\(UUID().uuidString)").path
-        let arguments = ["accessory", "--state", directory, "--port", "0", "--suite", suite.rawValue.lowercased()]
+        let arguments = ["accessory", "--state", directory, "--port", "0", "--suite", suite.rawValue.lowercased(), "--exit-with-parent"]
         let process = try AccessoryProcess.start(arguments: arguments)
-        return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
+        do {
+            return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
+        } catch {
+            await process.stop(removing: directory)
+            throw error
+        }
     }
 
     func endpoint() async throws -> AccessoryEndpoint { .tcp(host: "127.0.0.1", port: current.withLock { $0.port }) }
@@ -201,9 +218,10 @@ final class SpawnedAccessory: ScenarioEnvironment {
         try await listAll(stateDirectory: stateDirectory)
     }
 
-    func stop() {
-        current.withLock { $0.process }.stop()
-        try? FileManager.default.removeItem(atPath: stateDirectory)
+    /// Stops the accessory and removes its state directory once it has exited, not before:
+    /// its last commit would otherwise write the store back after the removal.
+    func stop() async {
+        await process.stop(removing: stateDirectory)
     }
 }
 
