@@ -16,6 +16,8 @@ public final class HostClient: Sendable {
     private let closing = Mutex(false)
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
+    /// The accessory key this link must reach (`--key-id`), when the caller knows it.
+    private let accessoryKeyID: Data?
 
     /// Chunks of one link message; sealed events carry their sequence for the completion.
     struct Outbound: Sendable {
@@ -23,25 +25,32 @@ public final class HostClient: Sendable {
         var sequence: UInt64?
     }
 
-    private init(session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation, onEvent: @escaping @Sendable (HostClientEvent) -> Void) {
+    private init(
+        session: HostSession, limits: WireLimits, chunkLength: Int, accessoryKeyID: Data?, outbound: AsyncStream<Outbound>.Continuation,
+        onEvent: @escaping @Sendable (HostClientEvent) -> Void
+    ) {
         state = Mutex(HostConnection(session: session, limits: limits, chunkLength: chunkLength))
+        self.accessoryKeyID = accessoryKeyID
         self.outbound = outbound
         self.onEvent = onEvent
     }
 
     /// Connects over TCP, runs `body` with the live connection, then disconnects. Returns the
     /// body's result and the session as it ended (keep it to resume the exchange next time).
+    /// With `accessoryKeyID`, an exchange with any other key ends the link before anything is
+    /// sealed to it: a DNS-SD record only says where an accessory claims to be.
     public static func connect<T: Sendable>(
         host: String,
         port: Int,
         session: HostSession,
         limits: WireLimits = .default,
+        accessoryKeyID: Data? = nil,
         onEvent: @escaping @Sendable (HostClientEvent) -> Void = { _ in },
         _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         let channel = try await TCPLink.connect(host: host, port: port, limits: limits)
         return try await channel.withChunkLink(peer: "\(host):\(port)") { link in
-            try await run(over: link, session: session, limits: limits, onEvent: onEvent, body)
+            try await run(over: link, session: session, limits: limits, accessoryKeyID: accessoryKeyID, onEvent: onEvent, body)
         }
     }
 
@@ -51,11 +60,14 @@ public final class HostClient: Sendable {
         over link: ChunkLink,
         session: HostSession,
         limits: WireLimits = .default,
+        accessoryKeyID: Data? = nil,
         onEvent: @escaping @Sendable (HostClientEvent) -> Void = { _ in },
         _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
-        let connection = HostClient(session: session, limits: limits, chunkLength: link.chunkLength, outbound: continuation, onEvent: onEvent)
+        let connection = HostClient(
+            session: session, limits: limits, chunkLength: link.chunkLength, accessoryKeyID: accessoryKeyID, outbound: continuation, onEvent: onEvent
+        )
         let result = try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 // The transport relay's completions: written, or failed with the link.
@@ -221,7 +233,13 @@ public final class HostClient: Sendable {
         case .chunk(let chunk):
             let result: Result<[HostSession.Action], WireError> = state.withLock { state in
                 do throws(WireError) {
-                    return .success(Self.enqueueWrites(try state.received(chunk: chunk, now: .now), outbound: outbound))
+                    let actions = try state.received(chunk: chunk, now: .now)
+                    // Checked before the step's writes are queued: establishing sends whatever
+                    // waits for a receipt, and none of it may go to another key.
+                    if let wanted = accessoryKeyID, let reached = state.session.pairing?.accessoryKeyID, reached != wanted {
+                        return .success([.close(reason: "the accessory's key \(hexString(reached)) is not the one asked for (\(hexString(wanted))); nothing was sent to it")])
+                    }
+                    return .success(Self.enqueueWrites(actions, outbound: outbound))
                 } catch {
                     return .failure(error)
                 }

@@ -6,7 +6,8 @@ import Synchronization
 
 /// Where the simulated iPhone finds the accessory for its next link.
 public enum AccessoryEndpoint: Sendable {
-    case tcp(host: String, port: Int)
+    /// With `accessoryKeyID`, the link ends unless the exchange reaches that key.
+    case tcp(host: String, port: Int, accessoryKeyID: Data? = nil)
     /// A link already open, e.g. a GATT connection; the player closes it when done.
     case link(ChunkLink)
 }
@@ -87,7 +88,8 @@ public struct ScenarioPlayer: Sendable {
                 return try await online(start, over: connection)
             }
             let (after, ended) = switch try await environment.endpoint() {
-            case .tcp(let host, let port): try await HostClient.connect(host: host, port: port, session: session, onEvent: record, body)
+            case .tcp(let host, let port, let keyID):
+                try await HostClient.connect(host: host, port: port, session: session, accessoryKeyID: keyID, onEvent: record, body)
             case .link(let link): try await HostClient.run(over: link, session: session, onEvent: record, body)
             }
             session = ended

@@ -59,8 +59,9 @@ enum LocalNetwork {
     #endif
 
     /// Finds the accessory: the first instance (by name) that speaks this protocol, or the one
-    /// named or with the key ID asked for.
-    static func discover(seconds: Double, name: String?, keyID: String?) async throws -> (host: String, port: Int) {
+    /// named or with the key ID asked for. Returns that key ID too, for the link to hold the
+    /// exchange to: anyone on the network can announce any record.
+    static func discover(seconds: Double, name: String?, keyID: String?) async throws -> (host: String, port: Int, keyID: Data?) {
         #if canImport(NotifBridgeDNSSD)
         var wanted: [UInt8]?
         if let keyID {
@@ -84,7 +85,7 @@ enum LocalNetwork {
             throw CommandFailure("no NotifBridge accessory\(name.map { " named \"\(terminalSafe($0))\"" } ?? "")\(keyID.map { " with key \($0)" } ?? "") found on the local network in \(seconds) s\(seen.isEmpty ? "" : "; seen: \(seen)")")
         }
         print("phone │ found \"\(terminalSafe(chosen.name))\" at \(terminalSafe(chosen.address)):\(chosen.port) (\(terminalSafe(chosen.hostName)))")
-        return (chosen.address, chosen.port)
+        return (chosen.address, chosen.port, wanted.map { Data($0) })
         #else
         throw CommandFailure("--transport lan needs DNS-SD through avahi-daemon, which this build does not include (Linux only)")
         #endif

@@ -111,7 +111,9 @@ struct PhoneTarget: ParsableArguments {
             // Apple's local-network transport takes X-Wing only.
             guard suite.contains(.xWing) else { throw CommandFailure("--transport lan needs --suite xwing: the local network takes X-Wing only") }
             let found = try await LocalNetwork.discover(seconds: discoveryTimeout, name: serviceName, keyID: keyID)
-            return try await HostClient.connect(host: found.host, port: found.port, session: session(suites: [.xWing]), onEvent: onEvent, body)
+            return try await HostClient.connect(
+                host: found.host, port: found.port, session: session(suites: [.xWing]), accessoryKeyID: found.keyID, onEvent: onEvent, body
+            )
         case .ble:
             #if canImport(NotifBridgeBLE)
             let bluetooth = try await openBluetoothLink()

@@ -123,7 +123,7 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
         case .lan:
             try await {
                 let found = try await LocalNetwork.discover(seconds: target.discoveryTimeout, name: target.serviceName, keyID: target.keyID)
-                return AccessoryEndpoint.tcp(host: found.host, port: found.port)
+                return AccessoryEndpoint.tcp(host: found.host, port: found.port, accessoryKeyID: found.keyID)
             }()
         case .internet:
             throw CommandFailure("a scenario needs a link that carries receipts: --transport tcp, lan or ble")
