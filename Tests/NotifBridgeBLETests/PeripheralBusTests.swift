@@ -118,6 +118,38 @@ struct PeripheralBusTests {
         bluez.bus.close()
     }
 
+    /// Any client of the system bus may address a signal to the peripheral's connection. Only
+    /// bluetoothd's own say that a central left, and only the bus's that bluetoothd did.
+    @Test("A stranger's signals do not end the link: a forged disconnect, a forged bluetoothd exit")
+    func forgedSignals() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
+        _ = try await fixture.bluez.callApp(fixture.name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await fixture.bluez.write(fixture.name, [1])
+        var links = fixture.peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        var inbound = link.inbound.makeAsyncIterator()
+        #expect(try await inbound.next().map(chunk) == [1])
+
+        let forger = try await DBusConnection.connect(to: fixture.daemon.address)
+        defer { forger.close() }
+        var disconnect = DBusSignal.propertiesChanged(path: Self.phone, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)])
+        disconnect.destination = fixture.name
+        try await forger.emit(disconnect)
+        try await forger.emit(DBusSignal(
+            path: "/org/freedesktop/DBus", interface: DBusConnection.busDaemon, member: "NameOwnerChanged",
+            arguments: [.string("org.bluez"), .string(fixture.bluez.bus.uniqueName), .string("")], destination: fixture.name
+        ))
+        try await Task.sleep(for: .milliseconds(300))
+        try await fixture.bluez.write(fixture.name, [2])
+        #expect(try await inbound.next().map(chunk) == [2], "the link is still open")
+
+        try await fixture.bluez.deviceGone(Self.phone)
+        #expect(try await inbound.next() == nil, "bluetoothd's own disconnect ends it")
+        await fixture.peripheral.stop()
+        fixture.bluez.bus.close()
+    }
+
     /// Nothing reads the link: the peripheral keeps `maxUnreadWrites` chunks and refuses the
     /// next write, instead of buffering whatever a central sends.
     @Test("Unread writes: the limit is kept, one more is refused with InProgress, and reading makes room")

@@ -11,6 +11,8 @@ public final class DBusConnection: Sendable {
     /// This connection's unique bus name, e.g. `:1.42`.
     public let uniqueName: String
     private let core: BusCore
+    /// Owners of the well-known names that subscriptions name as their sender.
+    private let owners = NameOwners()
 
     private init(core: BusCore, uniqueName: String) {
         self.core = core
@@ -85,11 +87,31 @@ public final class DBusConnection: Sendable {
 
     /// Delivers signals matching `matchRule` (e.g. `type='signal',interface='...'`) to `handler`
     /// on the bus thread. Returns once the bus daemon has accepted the rule.
+    ///
+    /// A rule's `sender` is checked here too, against the unique name the signal came from. The
+    /// bus daemon delivers a signal addressed to this connection whatever its rules, so any
+    /// client could otherwise pass for bluetoothd or the notification server. A well-known
+    /// sender (`org.bluez`) is followed to whichever connection owns it (``NameOwners``).
     @discardableResult
     public func subscribe(
         matchRule: String,
         handler: @escaping @Sendable (DBusSignal) -> Void
     ) async throws(DBusError) -> DBusRegistration {
+        guard let sender = NameOwners.sender(in: matchRule) else { return try await install(matchRule: matchRule, handler: handler) }
+        if sender.hasPrefix(":") || sender == Self.busDaemon {
+            return try await install(matchRule: matchRule) { signal in
+                if signal.sender == sender { handler(signal) }
+            }
+        }
+        try await owners.follow(sender, on: self)
+        let owners = self.owners
+        return try await install(matchRule: matchRule) { signal in
+            if let from = signal.sender, from == owners.owner(of: sender) { handler(signal) }
+        }
+    }
+
+    /// Installs a match rule whose signals all go to `handler`.
+    func install(matchRule: String, handler: @escaping @Sendable (DBusSignal) -> Void) async throws(DBusError) -> DBusRegistration {
         let result = await withCheckedContinuation { (installed: Completion<UInt64>) in
             core.submit { loop in
                 guard let loop else { return installed.resume(returning: .failure(.closed)) }

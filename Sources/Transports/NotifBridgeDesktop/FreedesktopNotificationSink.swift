@@ -31,15 +31,6 @@ public final class FreedesktopNotificationSink: AlertSink {
     private let queue: AsyncStream<AlertEvent>.Continuation
     private let failures = Mutex(0)
     private let dropped = Mutex(0)
-    /// The unique bus name of the server's connection. Any connection can address a signal to
-    /// the sink directly, past its match rule; only this one's are the person's answers.
-    private let owner = Mutex(ServerOwner())
-
-    fileprivate struct ServerOwner {
-        var name: String?
-        /// Set by the bus's NameOwnerChanged, which is newer than any GetNameOwner answer.
-        var announced = false
-    }
 
     fileprivate struct Tracking {
         var serverID: [String: UInt32] = [:]
@@ -70,8 +61,8 @@ public final class FreedesktopNotificationSink: AlertSink {
             ) { [weak sink] signal in
                 sink?.ownerChanged(signal)
             }
-            let name = try await connection.nameOwner(of: busName)
-            sink.owner.withLock { if !$0.announced { $0.name = name } }
+            // Only the server's own signals arrive here: the connection checks each sender
+            // against the name's owner, since any client can address a signal to the sink.
             try await connection.subscribe(matchRule: "type='signal',sender='\(busName)',path='\(objectPath)',interface='\(busName)'") { [weak sink] signal in
                 sink?.received(signal)
             }
@@ -192,7 +183,6 @@ public final class FreedesktopNotificationSink: AlertSink {
     /// did. An answer ends the following, so a close the server sends after an action does
     /// not also dismiss the notification on the iPhone.
     private func received(_ signal: DBusSignal) {
-        guard let sender = signal.sender, sender == owner.withLock({ $0.name }) else { return }
         guard let id = signal.arguments.first?.uint32Value, signal.arguments.count == 2 else { return }
         let interaction: Banner.Interaction?
         let plan: DesktopNotificationPlan?
@@ -228,13 +218,11 @@ public final class FreedesktopNotificationSink: AlertSink {
 }
 
 extension FreedesktopNotificationSink {
-    /// On the bus thread: the server's name moved (a restart, or another server). Only the bus
-    /// itself sends this; the new server numbers its notifications afresh, so the ones followed
-    /// are forgotten rather than answered by a stranger's ID.
+    /// On the bus thread: the server's name moved (a restart, or another server). The new
+    /// server numbers its notifications afresh, so the ones followed are forgotten rather than
+    /// answered under a stranger's ID.
     private func ownerChanged(_ signal: DBusSignal) {
-        guard signal.sender == DBusConnection.busDaemon, signal.arguments.count == 3, signal.arguments[0].stringValue == Self.busName,
-              let name = signal.arguments[2].stringValue else { return }
-        owner.withLock { $0 = ServerOwner(name: name.isEmpty ? nil : name, announced: true) }
+        guard signal.arguments.count == 3, signal.arguments[0].stringValue == Self.busName else { return }
         tracking.withLock { $0 = Tracking() }
     }
 }
