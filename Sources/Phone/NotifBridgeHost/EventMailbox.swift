@@ -72,16 +72,10 @@ final class EventMailbox<Element: Sendable>: Sendable {
     }
 
     func next(timeout: Duration, waitingFor: String) async throws -> Element? {
-        try await next(before: .now + timeout, waitingFor: waitingFor)
-    }
-
-    /// The next element, or `HostTimeout` at `deadline`. A wait that skips some elements passes
-    /// one deadline to each call, so a peer that keeps sending those cannot prolong it.
-    func next(before deadline: ContinuousClock.Instant, waitingFor: String) async throws -> Element? {
         try await withThrowingTaskGroup(of: Element?.self) { group in
             group.addTask { await self.next() }
             group.addTask {
-                try await Task.sleep(until: deadline, clock: .continuous)
+                try await Task.sleep(for: timeout)
                 throw HostTimeout(waitingFor: waitingFor)
             }
             defer { group.cancelAll() }

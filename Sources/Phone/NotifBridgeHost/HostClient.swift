@@ -168,16 +168,17 @@ public final class HostClient: Sendable {
         try await mailbox.next(timeout: timeout, waitingFor: "an accessory message")
     }
 
-    /// Waits for the key exchange (or its resumption) to complete, at most `timeout` in all.
+    /// Waits for the key exchange (or its resumption) to complete. Messages that do not
+    /// complete it spend the `timeout` rather than restart it (``WaitBudget``).
     @discardableResult
     public func waitUntilEstablished(timeout: Duration = .seconds(15)) async throws -> (exchangeID: UInt64, suite: String, resumed: Bool) {
-        let deadline = ContinuousClock.now + timeout
-        while let event = try await nextDuringExchange(before: deadline, timeout: timeout) {
+        var budget = WaitBudget(timeout)
+        while let event = try await nextDuringExchange(&budget) {
             switch event {
             case .established(let id, let suite, let resumed): return (id, suite, resumed)
             case .closed(let reason): throw HostFailure(description: "link closed before the key exchange completed: \(reason)")
             case .peerError(let code, let detail): throw HostFailure(description: "accessory refused the key exchange: \(code): \(detail)")
-            default: continue
+            default: budget.spend()
             }
         }
         throw HostFailure(description: "link closed before the key exchange completed")
@@ -185,11 +186,11 @@ public final class HostClient: Sendable {
 
     /// A connection that stays silent is most often something other than an accessory on that
     /// port (a web server answers and closes, which reads as "closed" instead).
-    private func nextDuringExchange(before deadline: ContinuousClock.Instant, timeout: Duration) async throws -> HostClientEvent? {
+    private func nextDuringExchange(_ budget: inout WaitBudget) async throws -> HostClientEvent? {
         do {
-            return try await mailbox.next(before: deadline, waitingFor: "the key exchange")
+            return try await budget.next(from: mailbox, waitingFor: "the key exchange")
         } catch let error as HostTimeout {
-            throw HostFailure(description: "\(error) (\(timeout)): the connection is open but nothing answered; is a NotifBridge accessory listening there?")
+            throw HostFailure(description: "\(error) (\(budget.timeout)): the connection is open but nothing answered; is a NotifBridge accessory listening there?")
         }
     }
 
@@ -197,17 +198,17 @@ public final class HostClient: Sendable {
     /// when `timeout` passes with no receipt for one of them, whatever else arrives meanwhile.
     public func waitForReceipts(_ sequences: Set<UInt64>, timeout: Duration = .seconds(15)) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
         var receipts: [UInt64: (stored: Bool, alerted: Bool)] = [:]
-        var deadline = ContinuousClock.now + timeout
+        var budget = WaitBudget(timeout)
         while !sequences.isSubset(of: Set(receipts.keys)) {
-            guard let event = try await mailbox.next(before: deadline, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
+            guard let event = try await budget.next(from: mailbox, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
                 throw HostFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
             }
             switch event {
             case .receipt(let sequence, let stored, let alerted) where sequences.contains(sequence) && receipts[sequence] == nil:
                 receipts[sequence] = (stored, alerted)
-                deadline = ContinuousClock.now + timeout
+                budget = WaitBudget(timeout)
             case .closed(let reason): throw HostFailure(description: "link closed while waiting for receipts: \(reason)")
-            default: continue
+            default: budget.spend()
             }
         }
         return receipts
@@ -306,6 +307,33 @@ public final class HostClient: Sendable {
         mailbox.finish()
         receiptLog.close()
         outbound.finish()
+    }
+}
+
+/// A wait's timeout, spent by the messages that do not advance it: a peer that keeps sending
+/// those cannot hold the wait open for ever, and one that sends nothing gets the whole timeout.
+/// Each wait's timer starts when its waiting task runs, not when it was asked for, so a busy
+/// machine does not eat the timeout before the wait has begun.
+struct WaitBudget {
+    let timeout: Duration
+    private var remaining: Duration
+    private var asked: ContinuousClock.Instant?
+
+    init(_ timeout: Duration) {
+        self.timeout = timeout
+        remaining = timeout
+    }
+
+    mutating func next(from mailbox: EventMailbox<HostClientEvent>, waitingFor: String) async throws -> HostClientEvent? {
+        guard remaining > .zero else { throw HostTimeout(waitingFor: waitingFor) }
+        asked = .now
+        return try await mailbox.next(timeout: remaining, waitingFor: waitingFor)
+    }
+
+    /// The last message did not advance the wait: what it took comes off the timeout.
+    mutating func spend() {
+        guard let asked else { return }
+        remaining -= ContinuousClock.now - asked
     }
 }
 
