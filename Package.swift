@@ -555,7 +555,7 @@ package.targets += [
     // The GATT peripheral (the accessory's side) and central (the phone's), over BlueZ.
     .target(
         name: "NotifBridgeBLE",
-        dependencies: ["NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", logging],
+        dependencies: ["NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeLogGate", "NotifBridgeWire", logging],
         path: "Sources/Transports/NotifBridgeBLE",
         swiftSettings: swiftSettings
     ),
@@ -587,7 +587,7 @@ package.targets += [
     ),
     .testTarget(
         name: "NotifBridgeBLETests",
-        dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeWire", "NotifBridgeDBusTestSupport", "NotifBridgeTestSupport", logging],
+        dependencies: ["NotifBridgeBLE", "NotifBridgeANCS", "NotifBridgeDBus", "NotifBridgeLogGate", "NotifBridgeWire", "NotifBridgeDBusTestSupport", "NotifBridgeTestSupport", logging],
         swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -2,6 +2,8 @@ import Logging
 import NotifBridgeANCS
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
+import NotifBridgeLogGate
+import NotifBridgeTestSupport
 import Synchronization
 import Testing
 @testable import NotifBridgeBLE
@@ -25,6 +27,9 @@ struct ANCSClientBusTests {
         struct Record: Sendable {
             var objects: DBusManagedObjects = [:]
             var startNotify: [String] = []
+            var stopNotify: [String] = []
+            /// Characteristics whose StartNotify fails, as a device that refuses the CCCD write.
+            var refused: Set<String> = []
             var writes: [[UInt8]] = []
         }
 
@@ -48,6 +53,9 @@ struct ANCSClientBusTests {
                         return .values([.managedObjects(record.objects)])
                     case (_, "StartNotify"):
                         record.startNotify.append(call.path)
+                        return record.refused.contains(call.path) ? .error(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0x0e") : .empty
+                    case (_, "StopNotify"):
+                        record.stopNotify.append(call.path)
                         return .empty
                     case (ANCSClientBusTests.controlPoint, "WriteValue"):
                         let value = call.arguments.first?.bytesValue ?? []
@@ -126,6 +134,27 @@ struct ANCSClientBusTests {
         await #expect(throws: BluetoothFailure.self) { try await client.writeControlPoint([0], device: Self.device) }
         await client.stop()
         #expect(await events.next() == nil)
+        bluez.bus.close()
+    }
+
+    /// A central posing as an iPhone can accept one subscription and refuse the other. The half
+    /// it took is undone, and what it sends anyway is logged a few lines at a time.
+    @Test("Notification Source refused: Data Source is unsubscribed again, and its values are logged a few at a time")
+    func halfSubscribed() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let bluez = try await FakeBlueZ(address: daemon.address, exported: false)
+        bluez.shared.state.withLock { $0.refused = [Self.notificationSource] }
+        let log = CapturedLog()
+        let client = try await ANCSGATTClient.start(adapter: "hci0", bus: daemon.address, logger: Logger(label: "test", factory: { _ in log }))
+        try await bluez.export()
+        try await TestWait.until("Data Source to be unsubscribed") { bluez.shared.state.withLock { $0.stopNotify } == [Self.dataSource] }
+        for _ in 0..<200 { try await bluez.notify(Self.dataSource, [1, 2, 3]) }
+        try await TestWait.until("the values to be read") { log.messages(at: .notice).count >= LogThrottle().burst - 1 }
+        try await Task.sleep(for: .milliseconds(300))
+        let lines = log.messages(at: .notice).filter { $0.contains("ignored an ANCS value") }
+        #expect(lines.count == LogThrottle().burst - 1, "the refusal's error line is rationed with them: \(lines)")
+        await client.stop()
         bluez.bus.close()
     }
 

@@ -38,7 +38,7 @@ struct ANCSDeviceTrackerTests {
         _ = tracker.subscribed(Self.device, generation: 1)
         #expect(tracker.deviceChanged(Self.device, connected: false, servicesResolved: nil) == [.emit(.gone(device: Self.device))])
         #expect(tracker.deviceChanged(Self.device, connected: false, servicesResolved: false).isEmpty, "gone once")
-        #expect(tracker.value(path: Self.ns, bytes: [1]) == [.dropped("\(Self.device): a value arrived before the client subscribed")])
+        #expect(tracker.value(path: Self.ns, bytes: [1]) == [.dropped(device: Self.device, "a value arrived before the client subscribed")])
         #expect(tracker.controlPoint(of: Self.device) == nil)
         #expect(tracker.deviceChanged(Self.device, connected: true, servicesResolved: true)
             == [.subscribe(device: Self.device, dataSource: Self.ds, notificationSource: Self.ns, generation: 3)])

@@ -1,6 +1,7 @@
 import Logging
 import NotifBridgeDBus
 import NotifBridgeDBusTestSupport
+import NotifBridgeLogGate
 import NotifBridgeTestSupport
 import NotifBridgeWire
 import Synchronization
@@ -150,6 +151,26 @@ struct PeripheralBusTests {
         fixture.bluez.bus.close()
     }
 
+    /// While one central holds the link, another's writes are refused, each one; the log
+    /// names the first few and the rest go into the daemon's summary.
+    @Test("A second central writing in a loop: every write refused, a few lines logged")
+    func refusalsRationed() async throws {
+        let log = CapturedLog()
+        let fixture = try await Fixture.start(logger: Logger(label: "test", factory: { _ in log }))
+        defer { fixture.daemon.stop() }
+        try await fixture.bluez.write(fixture.name, [1])
+        var refusals = 0
+        for _ in 0..<200 {
+            do { try await fixture.bluez.write(fixture.name, [2], device: Self.other) } catch { refusals += 1 }
+        }
+        #expect(refusals == 200)
+        let lines = log.messages(at: .notice).filter { $0.hasPrefix("refused a write") }
+        #expect(lines.count == LogThrottle().burst, "\(lines.count) lines")
+        #expect(lines.first?.contains("66:55:44:33:22:11") == true, "\(lines)")
+        await fixture.peripheral.stop()
+        fixture.bluez.bus.close()
+    }
+
     /// Nothing reads the link: the peripheral keeps `maxUnreadWrites` chunks and refuses the
     /// next write, instead of buffering whatever a central sends.
     @Test("Unread writes: the limit is kept, one more is refused with InProgress, and reading makes room")
@@ -275,10 +296,10 @@ struct PeripheralBusTests {
         /// The peripheral's unique bus name, where bluetoothd's calls go.
         let name: String
 
-        static func start(resubscribeGrace: Duration = GATTPeripheral.defaultResubscribeGrace) async throws -> Fixture {
+        static func start(resubscribeGrace: Duration = GATTPeripheral.defaultResubscribeGrace, logger: Logger = quiet) async throws -> Fixture {
             let daemon = try PrivateBusDaemon()
             let bluez = try await FakeBlueZ(address: daemon.address)
-            let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: resubscribeGrace, logger: quiet)
+            let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, resubscribeGrace: resubscribeGrace, logger: logger)
             let name = try await PeripheralBusTests.peripheralName(bluez, excluding: bluez.bus.uniqueName)
             return Fixture(daemon: daemon, bluez: bluez, peripheral: peripheral, name: name)
         }

@@ -26,7 +26,9 @@ public final class AccessoryDaemon: Sendable {
     let internetOutbox: InternetOutbox
     let presenter: any Presenter
     let logger: Logger
-    let gate: LogGate
+    /// Rations log lines about what peers do, per peer; transports outside the daemon (the
+    /// Bluetooth peripheral) share it, so its summaries cover them too.
+    public let gate: LogGate
     /// Held from before the key is loaded until `run` returns (or the daemon goes away).
     let lock: StateLock
     /// Partial-message bytes shared by every link.

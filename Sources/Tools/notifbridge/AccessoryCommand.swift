@@ -227,7 +227,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         #if canImport(NotifBridgeBLE)
         let peripheral: GATTPeripheral
         do {
-            peripheral = try await GATTPeripheral.start(adapter: adapter, name: name, logger: logger)
+            peripheral = try await GATTPeripheral.start(adapter: adapter, name: name, gate: daemon.gate, logger: logger)
         } catch {
             throw CommandFailure("\(error)")
         }
@@ -236,7 +236,7 @@ struct AccessoryCommand: AsyncParsableCommand {
             ancs = nil
         } else {
             do {
-                ancs = try await ANCSGATTClient.start(adapter: adapter, logger: logger)
+                ancs = try await ANCSGATTClient.start(adapter: adapter, gate: daemon.gate, logger: logger)
             } catch {
                 await peripheral.stop()
                 throw CommandFailure("\(error)")
@@ -245,7 +245,7 @@ struct AccessoryCommand: AsyncParsableCommand {
         var agent: PairingAgent?
         if let pairable {
             do {
-                agent = try await PairingAgent.start(adapter: adapter, window: .seconds(pairable), logger: logger) { device, passkey in
+                agent = try await PairingAgent.start(adapter: adapter, window: .seconds(pairable), gate: daemon.gate, logger: logger) { device, passkey in
                     logger.notice("pairing with \(device.split(separator: "/").last ?? ""): enter \(passkey) on the iPhone")
                 }
             } catch {

@@ -8,8 +8,8 @@ struct ANCSDeviceTracker: Sendable {
         /// StartNotify on Data Source, then Notification Source; report back with `generation`.
         case subscribe(device: String, dataSource: String, notificationSource: String, generation: Int)
         case emit(Event)
-        /// A value dropped, with why (for the log).
-        case dropped(String)
+        /// A value dropped, with why (for the log, rationed per device).
+        case dropped(device: String, String)
     }
 
     enum Phase: Equatable, Sendable {
@@ -38,7 +38,7 @@ struct ANCSDeviceTracker: Sendable {
     mutating func characteristicAdded(path: String, uuid: String, device: String) -> [Effect] {
         guard let role = ANCSGATT.role(ofUUID: uuid) else { return [] }
         guard devices[device] != nil || devices.count < Self.maxDevices else {
-            return [.dropped("\(device): already tracking \(Self.maxDevices) devices")]
+            return [.dropped(device: device, "already tracking \(Self.maxDevices) devices")]
         }
         roles[path] = (device, role)
         devices[device, default: Device()].characteristics[role] = path
@@ -77,7 +77,7 @@ struct ANCSDeviceTracker: Sendable {
     mutating func value(path: String, bytes: [UInt8]) -> [Effect] {
         guard let (device, role) = roles[path], role != .controlPoint, let state = devices[device] else { return [] }
         guard bytes.count <= ANCSGATT.maxValueLength else {
-            return [.dropped("\(device): a \(bytes.count)-byte value exceeds \(ANCSGATT.maxValueLength) bytes")]
+            return [.dropped(device: device, "a \(bytes.count)-byte value exceeds \(ANCSGATT.maxValueLength) bytes")]
         }
         let event: Event = role == .notificationSource ? .notificationSource(device: device, bytes) : .dataSource(device: device, bytes)
         switch state.phase {
@@ -85,12 +85,12 @@ struct ANCSDeviceTracker: Sendable {
             return [.emit(event)]
         case .subscribing:
             guard state.early.count < Self.maxEarlyValues else {
-                return [.dropped("\(device): \(Self.maxEarlyValues) values arrived before its subscriptions completed")]
+                return [.dropped(device: device, "\(Self.maxEarlyValues) values arrived before its subscriptions completed")]
             }
             devices[device]?.early.append(event)
             return []
         case .idle:
-            return [.dropped("\(device): a value arrived before the client subscribed")]
+            return [.dropped(device: device, "a value arrived before the client subscribed")]
         }
     }
 

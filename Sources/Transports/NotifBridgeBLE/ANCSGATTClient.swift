@@ -1,5 +1,6 @@
 import Logging
 import NotifBridgeDBus
+import NotifBridgeLogGate
 import Synchronization
 
 /// Accessory side: the GATT client of the ANCS service of every iPhone connected to `adapter`.
@@ -31,13 +32,16 @@ public final class ANCSGATTClient: Sendable {
     private let bus: DBusConnection
     private let adapterPath: String
     private let logger: Logger
+    /// Rations the lines about what each device sends, shared with the daemon's other peers.
+    private let gate: LogGate
     private let tracker = Mutex(ANCSDeviceTracker())
     private let sink: AsyncStream<Event>.Continuation
     private let requests: AsyncStream<ANCSDeviceTracker.Effect>.Continuation
     private let worker = Mutex<Task<Void, Never>?>(nil)
 
-    private init(bus: DBusConnection, adapterPath: String, logger: Logger) {
+    private init(bus: DBusConnection, adapterPath: String, gate: LogGate, logger: Logger) {
         self.bus = bus
+        self.gate = gate
         self.adapterPath = adapterPath
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(Self.maxBufferedEvents))
@@ -51,7 +55,7 @@ public final class ANCSGATTClient: Sendable {
         } }
     }
 
-    public static func start(adapter: String, bus address: DBusBusAddress = .system, logger: Logger) async throws -> ANCSGATTClient {
+    public static func start(adapter: String, bus address: DBusBusAddress = .system, gate: LogGate = LogGate(LogThrottle()), logger: Logger) async throws -> ANCSGATTClient {
         guard let adapterPath = BlueZ.adapterPath(adapter) else {
             throw BluetoothFailure("\"\(adapter)\" is not an adapter name such as hci0")
         }
@@ -59,7 +63,7 @@ public final class ANCSGATTClient: Sendable {
         do { bus = try await DBusConnection.connect(to: address) } catch {
             throw BluetoothFailure("cannot reach the system bus for the ANCS client", error)
         }
-        let client = ANCSGATTClient(bus: bus, adapterPath: adapterPath, logger: logger)
+        let client = ANCSGATTClient(bus: bus, adapterPath: adapterPath, gate: gate, logger: logger)
         do {
             try await client.watch()
         } catch {
@@ -126,14 +130,16 @@ public final class ANCSGATTClient: Sendable {
                     if case .dropped = sink.yield(event) {
                         logger.warning("dropped the oldest unread ANCS event: \(Self.maxBufferedEvents) events wait unread")
                     }
-                case .dropped(let why):
-                    logger.notice("ignored an ANCS value: \(why)")
+                case .dropped(let device, let why):
+                    let address = BlueZ.address(of: device)
+                    gate.pass(address) { logger.notice("ignored an ANCS value from \(address): \(why)") }
                 }
             }
         }
     }
 
     private func subscribe(_ device: String, dataSource: String, notificationSource: String, generation: Int) async {
+        var subscribed: [String] = []
         do {
             for characteristic in [dataSource, notificationSource] {
                 do throws(DBusError) {
@@ -143,11 +149,19 @@ public final class ANCSGATTClient: Sendable {
                     let which = characteristic == dataSource ? "Data Source" : "Notification Source"
                     throw BluetoothFailure("cannot subscribe to \(which) of \(BlueZ.address(of: device))", error)
                 }
+                subscribed.append(characteristic)
             }
             apply { $0.subscribed(device, generation: generation) }
         } catch {
-            logger.error("\(error)")
+            let address = BlueZ.address(of: device)
+            gate.pass(address) { logger.error("\(error)") }
             tracker.withLock { $0.subscribeFailed(device, generation: generation) }
+            // Half a subscription is none: bluetoothd would go on passing the device's Data
+            // Source values, each dropped, for as long as it stays connected.
+            for characteristic in subscribed {
+                _ = try? await bus.call(destination: BlueZ.service, path: characteristic, interface: BlueZ.gattCharacteristic,
+                                        member: "StopNotify", timeout: Self.callTimeout)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import Logging
 import NotifBridgeDBus
+import NotifBridgeLogGate
 import NotifBridgeWire
 import Synchronization
 
@@ -15,6 +16,8 @@ public final class GATTPeripheral: Sendable {
     private let bus: DBusConnection
     private let adapterPath: String
     private let logger: Logger
+    /// Rations the lines about what centrals do, shared with the daemon's other peers.
+    private let gate: LogGate
     private let state: Mutex<State>
     private let linkSink: AsyncStream<ChunkLink>.Continuation
     private let resubscribeGrace: Duration
@@ -37,8 +40,9 @@ public final class GATTPeripheral: Sendable {
         var generation = 0
     }
 
-    private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, resubscribeGrace: Duration, logger: Logger) {
+    private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, resubscribeGrace: Duration, gate: LogGate, logger: Logger) {
         self.bus = bus
+        self.gate = gate
         self.resubscribeGrace = resubscribeGrace
         self.adapter = adapter
         self.adapterPath = adapterPath
@@ -55,6 +59,7 @@ public final class GATTPeripheral: Sendable {
         name: String = GATTProfile.advertisedName,
         bus address: DBusBusAddress = .system,
         resubscribeGrace: Duration = defaultResubscribeGrace,
+        gate: LogGate = LogGate(LogThrottle()),
         logger: Logger
     ) async throws -> GATTPeripheral {
         guard let adapterPath = BlueZ.adapterPath(adapter) else {
@@ -64,7 +69,7 @@ public final class GATTPeripheral: Sendable {
         do { bus = try await DBusConnection.connect(to: address) } catch {
             throw BluetoothFailure("cannot reach the system bus (is dbus running, and may this user talk to bluetoothd?)", error)
         }
-        let peripheral = GATTPeripheral(bus: bus, adapter: adapter, adapterPath: adapterPath, name: name, resubscribeGrace: resubscribeGrace, logger: logger)
+        let peripheral = GATTPeripheral(bus: bus, adapter: adapter, adapterPath: adapterPath, name: name, resubscribeGrace: resubscribeGrace, gate: gate, logger: logger)
         do {
             try await peripheral.register()
         } catch {
@@ -166,19 +171,28 @@ public final class GATTPeripheral: Sendable {
     }
 
     private func write(_ arguments: [DBusValue]) -> MethodReply {
+        let write: InboxWrite
+        do throws(InboxWrite.Refusal) { write = try InboxWrite(arguments: arguments) } catch { return refused(error, from: nil) }
+        logger.trace("inbox write of \(write.value.count) bytes (\(write.kind.rawValue), MTU \(write.mtu.map(String.init) ?? "?"))")
+        let effects: [CentralArbiter.Effect]
         do throws(InboxWrite.Refusal) {
-            let write = try InboxWrite(arguments: arguments)
-            logger.trace("inbox write of \(write.value.count) bytes (\(write.kind.rawValue), MTU \(write.mtu.map(String.init) ?? "?"))")
-            let effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
-            guard apply(effects) else {
-                logger.notice("refused a write: \(Self.maxUnreadWrites) writes wait unread")
-                return .error(name: BlueZ.inProgress, message: "the accessory has \(Self.maxUnreadWrites) writes unread; write again later")
-            }
-            return .empty
+            effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
         } catch {
-            logger.notice("refused a write: \(error.message)")
-            return .error(name: error.name, message: error.message)
+            return refused(error, from: write.device)
         }
+        guard apply(effects) else {
+            return refused(.init(name: BlueZ.inProgress, message: "the accessory has \(Self.maxUnreadWrites) writes unread; write again later"), from: write.device)
+        }
+        return .empty
+    }
+
+    /// A refusal's log line is rationed per central: one that writes in a loop, or a second
+    /// central while the first holds the link, would otherwise write a line per write.
+    private func refused(_ refusal: InboxWrite.Refusal, from device: String?) -> MethodReply {
+        gate.pass(device.map { BlueZ.address(of: $0) } ?? "a central bluetoothd did not name") {
+            logger.notice("refused a write\(device.map { " from \(BlueZ.address(of: $0))" } ?? ""): \(refusal.message)")
+        }
+        return .error(name: refusal.name, message: refusal.message)
     }
 
     /// Ends the open link and the link stream, so the daemon stops serving Bluetooth and exits

@@ -1,5 +1,6 @@
 import Logging
 import NotifBridgeDBus
+import NotifBridgeLogGate
 import Synchronization
 
 /// The accessory's pairing agent (`org.bluez.Agent1`, BlueZ doc/agent-api.txt), so that a
@@ -22,13 +23,16 @@ public final class PairingAgent: Sendable {
     private let bus: DBusConnection
     private let adapterPath: String
     private let logger: Logger
+    /// Rations the lines about refused devices: the agent stays registered after the window.
+    private let gate: LogGate
     private let closes: ContinuousClock.Instant
     private let onPasskey: @Sendable (_ device: String, _ passkey: String) -> Void
     /// Devices whose passkey was shown: DisplayPasskey repeats as digits are typed.
     private let shown = Mutex<Set<String>>([])
 
-    private init(bus: DBusConnection, adapterPath: String, window: Duration, logger: Logger, onPasskey: @escaping @Sendable (String, String) -> Void) {
+    private init(bus: DBusConnection, adapterPath: String, window: Duration, gate: LogGate, logger: Logger, onPasskey: @escaping @Sendable (String, String) -> Void) {
         self.bus = bus
+        self.gate = gate
         self.adapterPath = adapterPath
         self.logger = logger
         self.onPasskey = onPasskey
@@ -41,6 +45,7 @@ public final class PairingAgent: Sendable {
         adapter: String,
         window: Duration,
         bus address: DBusBusAddress = .system,
+        gate: LogGate = LogGate(LogThrottle()),
         logger: Logger,
         onPasskey: @escaping @Sendable (_ device: String, _ passkey: String) -> Void
     ) async throws -> PairingAgent {
@@ -54,7 +59,7 @@ public final class PairingAgent: Sendable {
         do { bus = try await DBusConnection.connect(to: address) } catch {
             throw BluetoothFailure("cannot reach the system bus (is dbus running, and may this user talk to bluetoothd?)", error)
         }
-        let agent = PairingAgent(bus: bus, adapterPath: adapterPath, window: window, logger: logger, onPasskey: onPasskey)
+        let agent = PairingAgent(bus: bus, adapterPath: adapterPath, window: window, gate: gate, logger: logger, onPasskey: onPasskey)
         do {
             try await bus.exportObject(at: path) { [weak agent] call in
                 agent?.handle(call) ?? .notHandled
@@ -126,7 +131,8 @@ public final class PairingAgent: Sendable {
     }
 
     private func refuse(_ device: String, _ reason: String) -> MethodReply {
-        logger.notice("refused \(BlueZ.address(of: device)): \(reason)")
+        let address = BlueZ.address(of: device)
+        gate.pass(address) { logger.notice("refused \(address): \(reason)") }
         return .error(name: Self.rejected, message: reason)
     }
 }
