@@ -505,6 +505,25 @@ struct ExecutableTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == contents)
     }
 
+    /// A new pairing's directory is checked before connecting: the exchange's keys used to be
+    /// made, the notification sent, and only then the save failed. A path in a directory that
+    /// exists is taken (and the phone fails later, at the closed port 1).
+    @Test("phone --internet-pairing in a directory that is not there is refused before connecting", arguments: [
+        ("missing/pairing.json", "is not a directory"),
+        ("file/pairing.json", "Not a directory"),
+        ("pairing.json", "cannot connect to the accessory at 127.0.0.1:1"),
+    ])
+    func pairingDirectory(relative: String, message: String) throws {
+        let directory = try TemporaryDirectory("pairing-directory")
+        defer { directory.remove() }
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
+        let path = directory.path + "/" + relative
+        let phone = try Self.run(["phone", "--port", "1", "--title", "x", "--internet-pairing", path])
+        #expect(phone.status != 0)
+        #expect(phone.errors.contains(message), "\(phone.errors)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     /// The control socket's failures read as the system's message, not NIO's description of it.
     @Test("respond without an accessory, and an accessory whose control socket path is taken, say what is wrong")
     func controlSocketFailures() throws {

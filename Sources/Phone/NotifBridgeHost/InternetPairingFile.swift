@@ -57,11 +57,23 @@ public struct InternetPairingFile: Sendable {
 
     /// Whether `save` may write here: nothing is at the path yet, or a pairing is. Any other file
     /// (a key, a document, a typo's victim) is refused, never replaced.
+    /// Checked before connecting, so the exchange's keys are not made only to be lost: a new
+    /// pairing also needs a directory it can be written into.
     public func checkReplaceable() throws(Failure) {
+        let existing: InternetPairing?
         do {
-            _ = try load()
+            existing = try load()
         } catch {
             throw Failure(description: "will not save the internet pairing over \(path): \(error.description); give --internet-pairing a path of its own")
+        }
+        guard existing == nil else { return }
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw Failure(description: "cannot save the internet pairing at \(path): \(directory) is not a directory")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw Failure(description: "cannot save the internet pairing at \(path): \(directory) is not writable")
         }
     }
 
