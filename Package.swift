@@ -214,6 +214,7 @@ let package = Package(
             name: "NotifBridgeRelay",
             dependencies: [
                 "NotifBridgeRelayCore", "NotifBridgeWire", "NotifBridgeWebServing", "NotifBridgeLogGate", logging, nioCore, serviceLifecycle,
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

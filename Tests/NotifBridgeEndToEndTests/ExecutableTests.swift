@@ -59,6 +59,33 @@ struct ExecutableTests {
         #expect(wal == 0, "checkpointed into accessory.sqlite at the stop")
     }
 
+    /// The relay too: SIGHUP killed it with status 129, its WAL and shared memory left behind.
+    @Test("SIGTERM, SIGINT and SIGHUP each stop relay serve gracefully: exit 0, the WAL emptied", arguments: [SIGTERM, SIGINT, SIGHUP])
+    func relaySignals(signal: Int32) async throws {
+        let directory = try TemporaryDirectory("relay-signals")
+        defer { directory.remove() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.executable())
+        process.arguments = ["relay", "serve", "--state", directory.path, "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var first = Data()
+        while !first.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            try #require(!data.isEmpty, "the relay exited before listening")
+            first.append(data)
+        }
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix("listening on "))
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationReason) \(process.terminationStatus)")
+        let wal = (try? FileManager.default.attributesOfItem(atPath: directory.path + "/relay.sqlite-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+    }
+
     /// The load run's summary is two lines, the latencies on their own (a line is made
     /// terminal-safe whole, and its break had become a space).
     @Test("phone load prints its summary and its latencies on lines of their own")
@@ -240,6 +267,13 @@ struct ExecutableTests {
         (["accessory", "--json", "--display", "4x32"], "--display shapes the terminal's lines; --json prints every field whole: give one or the other"),
         (["accessory", "--commit-window", "-1"], "--commit-window must be 0...100 milliseconds, not -1"),
         (["accessory", "--commit-window", "101"], "--commit-window must be 0...100 milliseconds, not 101"),
+        // Negative numbers are the option's value, not an unknown option ("Missing value").
+        (["relay", "serve", "--max-connections", "-5"], "--max-connections must be 1...65536, not -5"),
+        (["relay", "serve", "--queue-bytes", "-1"], "not -1"),
+        (["relay", "serve", "--push-interval", "-1"], "not -1"),
+        (["phone", "load", "--count", "-1"], "--count must be 1...10000000, not -1"),
+        (["phone", "load", "--group", "-1"], "--group must be 1...10000, not -1"),
+        (["phone", "load", "--drain", "-1"], "--drain must be above 0 and at most 3600 seconds, not -1.0"),
         (["accessory", "--commit-window", "9223372036854775807"], "--commit-window must be 0...100 milliseconds, not 9223372036854775807"),
         (["accessory", "--display", "-4x32"], #"display "-4x32" is not LINESxCOLUMNS"#),
         (["phone", "forward", "--title", "x", "--timeout", "-1"], "--timeout must be above 0 and at most 600"),

@@ -8,6 +8,7 @@ import NotifBridgeLogGate
 import NotifBridgeRelayCore
 import NotifBridgeWebServing
 import ServiceLifecycle
+import UnixSignals
 
 /// The relay (`notifbridge relay serve`, docs/PROTOCOL.md §11): the companion app's transport
 /// extension posts an accessory's messages over HTTP; the accessory reads them from its inbox, a
@@ -146,10 +147,11 @@ public struct RelayServer: Sendable {
     /// (§11.2) with the largest APNs body.
     static let maxAccessoryMessage = RelayFrame.headerLength + RelayFrame.maxPushBodyLength
 
-    /// Serves until SIGINT or SIGTERM, then finishes gracefully (ServiceLifecycle): open inboxes
-    /// are closed, and what was accepted is already on disk.
+    /// Serves until SIGINT, SIGTERM or SIGHUP, then finishes gracefully (ServiceLifecycle): open
+    /// inboxes are closed, and what was accepted is already on disk. SIGHUP too, as the
+    /// accessory does: a closed terminal ended the relay at once, its WAL not checkpointed.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        try await application(onListening: onListening).runService()
+        try await application(onListening: onListening).runService(gracefulShutdownSignals: [.sigterm, .sigint, .sighup])
     }
 
     /// With the scheme to use, as a 401 must say (RFC 9110 §11.6.1, RFC 6750 §3).

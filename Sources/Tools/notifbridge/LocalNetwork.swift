@@ -72,7 +72,7 @@ enum LocalNetwork {
         }
         let instances: [NotifBridgeService.Instance]
         do {
-            instances = try await Avahi.browse(for: .milliseconds(Int64(seconds * 1000)))
+            instances = try await Avahi.browse(for: .seconds(seconds))
         } catch {
             throw CommandFailure("cannot browse the local network: \(error)")
         }

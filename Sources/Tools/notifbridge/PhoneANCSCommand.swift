@@ -84,10 +84,10 @@ extension PhoneCommand {
             }
             defer { watcher.cancel() }
             do {
-                try await server.connectAndAwaitSubscriptions(timeout: .milliseconds(Int64((bleTimeout + subscribeTimeout) * 1000)))
+                try await server.connectAndAwaitSubscriptions(timeout: .seconds(bleTimeout + subscribeTimeout))
                 printer.line("connected")
                 try await play(steps, on: server, printer: printer)
-                try await Task.sleep(for: .milliseconds(Int64(linger * 1000)))
+                try await Task.sleep(for: .seconds(linger))
             } catch {
                 await server.disconnect()
                 await server.stop()

@@ -136,7 +136,7 @@ struct PhoneTarget: ParsableArguments {
     func openBluetoothLink() async throws -> GATTCentral.Connection {
         guard bleTimeout > 0, bleTimeout <= 600 else { throw CommandFailure("--ble-timeout must be above 0 and at most 600") }
         try requireDBus()
-        let options = GATTCentral.Options(adapter: adapter, timeout: .milliseconds(Int64(bleTimeout * 1000)), withoutResponse: withoutResponse)
+        let options = GATTCentral.Options(adapter: adapter, timeout: .seconds(bleTimeout), withoutResponse: withoutResponse)
         do {
             return try await GATTCentral.connect(options, logger: Logger(label: "notifbridge.phone"))
         } catch {
@@ -272,7 +272,7 @@ struct Forward: AsyncParsableCommand {
             return
         }
         let (summary, session) = try await target.connect(onEvent: printer.print) { connection in
-            try await forward(operations, over: connection, printer: printer, linger: linger, timeout: .milliseconds(Int64(timeout * 1000)))
+            try await forward(operations, over: connection, printer: printer, linger: linger, timeout: .seconds(timeout))
         }
         printer.line(summary.description)
         try target.saveInternetPairing(from: session)

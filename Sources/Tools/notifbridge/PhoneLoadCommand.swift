@@ -13,23 +13,23 @@ extension PhoneCommand {
         )
 
         @OptionGroup var target: PhoneTarget
-        @Option(help: "Notifications to send.") var count: Int = 1000
-        @Option(help: "Notifications per second (0: as fast as the link takes them).") var rate: Double = 0
-        @Option(help: "Notifications sent back to back each time, the groups spaced to keep --rate.") var group: Int = 1
-        @Option(help: "Seconds to wait for the last receipts (at most an hour).") var drain: Double = 30
+        @Option(parsing: .unconditional, help: "Notifications to send.") var count: Int = 1000
+        @Option(parsing: .unconditional, help: "Notifications per second (0: as fast as the link takes them).") var rate: Double = 0
+        @Option(parsing: .unconditional, help: "Notifications sent back to back each time, the groups spaced to keep --rate.") var group: Int = 1
+        @Option(parsing: .unconditional, help: "Seconds to wait for the last receipts (at most an hour).") var drain: Double = 30
 
         func validate() throws {
-            guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000") }
+            guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be 1...10000000, not \(count)") }
             // Below a tenth a second the run would not end in any useful time.
             guard rate == 0 || (rate >= 0.1 && rate <= 1_000_000) else { throw ValidationError("--rate must be 0 (as fast as possible) or 0.1...1000000, not \(rate)") }
-            guard (1...10_000).contains(group) else { throw ValidationError("--group must be 1...10000") }
+            guard (1...10_000).contains(group) else { throw ValidationError("--group must be 1...10000, not \(group)") }
             // Infinity would trap when the wait is made a Duration; an hour is already past any use.
             guard drain > 0, drain <= 3600 else { throw ValidationError("--drain must be above 0 and at most 3600 seconds, not \(drain)") }
         }
 
         func run() async throws {
             let printer = PhonePrinter()
-            let run = LoadRun(count: count, rate: rate, group: group, drainTimeout: .milliseconds(Int64(drain * 1000)))
+            let run = LoadRun(count: count, rate: rate, group: group, drainTimeout: .seconds(drain))
             let runID = UUID().uuidString.prefix(8)
             let summary = try await target.connect(onEvent: { event in
                 if case .receipt = event { return }

@@ -76,7 +76,7 @@ extension PhoneCommand {
 
         private func play(_ scenario: Scenario, in environment: some ScenarioEnvironment, checking: Bool, printer: PhonePrinter) async throws {
             var player = ScenarioPlayer(scenario: scenario, environment: environment, say: printer.line, onEvent: printer.print)
-            player.timeout = .milliseconds(Int64(timeout * 1000))
+            player.timeout = .seconds(timeout)
             let report = try await player.play(session: target.session)
             // Without a store to read, the expectations are not checked, not failed.
             guard checking else {

@@ -61,7 +61,7 @@ extension PhoneCommand {
             } ?? [:]
             let stringTable = try strings.map { try OperationFile.read([String: String].self, path: $0, option: "--strings", limit: Self.maxFileLength) } ?? [:]
             let printer = PhonePrinter()
-            let runner = serviceExtension.map { ServiceExtensionRunner(command: $0, deadline: .milliseconds(Int64(serviceExtensionDeadline * 1000))) }
+            let runner = serviceExtension.map { ServiceExtensionRunner(command: $0, deadline: .seconds(serviceExtensionDeadline)) }
             var operations: [HostOperation] = []
             var notForwarded = 0
             for file in files {

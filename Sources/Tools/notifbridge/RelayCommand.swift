@@ -85,24 +85,24 @@ struct RelayCommand: AsyncParsableCommand {
         var host = "127.0.0.1"
         @Option(parsing: .unconditional, help: "TCP port (0 picks a free one and prints it).")
         var port = 8470
-        @Option(help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
+        @Option(parsing: .unconditional, help: "Connections held at once (each open accessory inbox is one); further ones wait until one closes.")
         var maxConnections: Int = 1024
-        @Option(help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.rateBurst)); a push past them is answered \"try later\".")
+        @Option(parsing: .unconditional, help: "Pushes through APNs that one accessory may send at once (\(RelaySettings.rateBurst)); a push past them is answered \"try later\".")
         var pushBurst = RateLimit.pushes.burst
-        @Option(help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
+        @Option(parsing: .unconditional, help: "Seconds until one more push is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
         var pushInterval = RateLimit.pushes.interval / .seconds(1)
-        @Option(help: "Posts that one accessory may take at once (\(RelaySettings.rateBurst)); a post past them is refused with 429 and Retry-After.")
+        @Option(parsing: .unconditional, help: "Posts that one accessory may take at once (\(RelaySettings.rateBurst)); a post past them is refused with 429 and Retry-After.")
         var postBurst = RateLimit.posts.burst
-        @Option(help: "Seconds until one more post is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
+        @Option(parsing: .unconditional, help: "Seconds until one more post is allowed, once the burst is spent (\(RelaySettings.rateIntervalSeconds)).")
         var postInterval = RateLimit.posts.interval / .seconds(1)
-        @Option(help: ArgumentHelp(
+        @Option(parsing: .unconditional, help: ArgumentHelp(
             "Messages that may wait for one accessory (\(RelaySettings.queuedMessages)); a post past them is refused with 429.",
             discussion: "Instances sharing a PostgreSQL database should be given the same queue limits and time to live: each checks its own."
         ))
         var queueMessages = RelayLimits().maxQueuedMessages
-        @Option(help: "Bytes that may wait for one accessory (\(RelaySettings.queuedBytes)).")
+        @Option(parsing: .unconditional, help: "Bytes that may wait for one accessory (\(RelaySettings.queuedBytes)).")
         var queueBytes = RelayLimits().maxQueuedBytes
-        @Option(help: "Seconds a message waits for its accessory before it is dropped (\(RelaySettings.timeToLiveSeconds)).")
+        @Option(parsing: .unconditional, help: "Seconds a message waits for its accessory before it is dropped (\(RelaySettings.timeToLiveSeconds)).")
         var messageTtl = Int(RelayLimits().timeToLive.components.seconds)
 
         @Option(help: "The team's APNs auth key (.p8, keep it 0600): with it the relay pushes the accessories' replies.")
