@@ -593,7 +593,7 @@ package.targets += [
     ),
     .testTarget(
         name: "NotifBridgeDNSSDTests",
-        dependencies: ["NotifBridgeDNSSD"],
+        dependencies: ["NotifBridgeDNSSD", "NotifBridgeDBus", "NotifBridgeDBusTestSupport"],
         swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -16,6 +16,8 @@ public enum Avahi {
     public static let maxRenames = 8
     /// Instances resolved while browsing; past this, further ones are ignored.
     public static let maxInstances = 64
+    /// The longest one instance's resolve may take, within the browse's own time.
+    static let resolveTimeout = Duration.seconds(5)
 
     /// The accessory's announcement, kept while the connection lives: avahi-daemon withdraws a
     /// client's records when its bus connection closes, so `withdraw()` (or the process ending)
@@ -42,8 +44,9 @@ public enum Avahi {
             var name = NotifBridgeService.instanceName(wanted)
             let reply = try await connection.call(destination: service, path: "/", interface: server, member: "EntryGroupNew")
             guard let group = reply.first?.stringValue else { throw AvahiError("EntryGroupNew gave no object path") }
-            let (states, stateChanged) = AsyncStream.makeStream(of: (Int32, String).self)
-            try await connection.subscribe(matchRule: "type='signal',sender='\(service)',path='\(group)',interface='\(entryGroup)',member='StateChanged'") { signal in
+            // Only while publishing: afterwards nothing reads it, so it must not keep what comes.
+            let (states, stateChanged) = AsyncStream.makeStream(of: (Int32, String).self, bufferingPolicy: .bufferingNewest(16))
+            let watch = try await connection.subscribe(matchRule: "type='signal',sender='\(service)',path='\(group)',interface='\(entryGroup)',member='StateChanged'") { signal in
                 guard signal.arguments.count == 2, let state = signal.arguments[0].int32Value else { return }
                 stateChanged.yield((state, signal.arguments[1].stringValue ?? ""))
             }
@@ -57,7 +60,11 @@ public enum Avahi {
                 // 1 registering, 2 established, 3 collision, 4 failure.
                 var collided = false
                 while !collided, let (state, error) = await iterator.next() {
-                    if state == 2 { return Publication(connection: connection, name: name) }
+                    if state == 2 {
+                        await watch.cancel()
+                        stateChanged.finish()
+                        return Publication(connection: connection, name: name)
+                    }
                     if state == 4 { throw AvahiError("avahi-daemon could not publish \(name): \(error)") }
                     collided = state == 3
                 }
@@ -114,10 +121,14 @@ public enum Avahi {
             }
             // The same instance is reported once per interface and protocol; one is enough.
             guard seen.insert(item.name).inserted else { continue }
+            // Items already buffered when the time ran out are not resolved: a record that never
+            // resolves costs a resolve's whole timeout, and a network can announce dozens.
+            let left = deadline - .now
+            guard left > .zero else { break }
             guard let resolved = try? await connection.call(destination: service, path: "/", interface: server, member: "ResolveService", arguments: [
                 .int32(item.interface), .int32(item.protocol), .string(item.name), .string(NotifBridgeService.type), .string(item.domain),
                 .int32(item.protocol), .uint32(0),
-            ], timeout: .seconds(5)), resolved.count == 11,
+            ], timeout: min(Self.resolveTimeout, left)), resolved.count == 11,
                 let host = resolved[5].stringValue, let address = resolved[7].stringValue, let port = resolved[8].uint16Value
             else { continue }
             let entries: [[UInt8]] = if case .array(_, let values) = resolved[9] { values.compactMap(\.bytesValue) } else { [] }

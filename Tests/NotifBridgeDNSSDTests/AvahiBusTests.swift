@@ -1,0 +1,70 @@
+import NotifBridgeDBus
+import NotifBridgeDBusTestSupport
+import Synchronization
+import Testing
+@testable import NotifBridgeDNSSD
+
+/// Browsing against a stand-in for avahi-daemon on a private bus.
+@Suite(
+    "DNS-SD browsing on a private bus",
+    .enabled(if: PrivateBusDaemon.isAvailable, "dbus-daemon is not installed; skipping the bus tests"),
+    .timeLimit(.minutes(1))
+)
+struct AvahiBusTests {
+    /// avahi-daemon's side: a browser that reports `names` at once, and resolves that never
+    /// answer (held, not dropped: a dropped reply would fail the call at once).
+    final class FakeAvahi: Sendable {
+        final class Record: Sendable {
+            let held = Mutex<[DeferredReply]>([])
+            let resolves = Mutex(0)
+        }
+
+        let bus: DBusConnection
+        let record = Record()
+
+        init(address: DBusBusAddress, names: [String]) async throws {
+            bus = try await DBusConnection.connect(to: address)
+            try await bus.requestName(Avahi.service)
+            let browser = "/Client1/ServiceBrowser1"
+            let record = self.record, bus = self.bus
+            try await bus.exportObject(at: "/") { call in
+                switch call.member {
+                case "GetVersionString":
+                    return .values([.string("avahi 0.8")])
+                case "ServiceBrowserNew":
+                    Task {
+                        for name in names {
+                            try? await bus.emit(DBusSignal(path: browser, interface: Avahi.serviceBrowser, member: "ItemNew", arguments: [
+                                .int32(2), .int32(0), .string(name), .string(NotifBridgeService.type), .string("local"), .uint32(0),
+                            ]))
+                        }
+                        try? await bus.emit(DBusSignal(path: browser, interface: Avahi.serviceBrowser, member: "AllForNow"))
+                    }
+                    return .values([.objectPath(browser)])
+                case "ResolveService":
+                    record.resolves.withLock { $0 += 1 }
+                    if let reply = call.deferredReply { record.held.withLock { $0.append(reply) } }
+                    return .deferred
+                default:
+                    return .notHandled
+                }
+            }
+        }
+    }
+
+    /// A record that never resolves cost each of them a resolve's whole timeout (5 s), after
+    /// the browse's own time: 66 such names held a 2 s discovery for five and a half minutes.
+    @Test("Names that never resolve: the browse still ends at its time")
+    func unresolvable() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let avahi = try await FakeAvahi(address: daemon.address, names: (0..<(Avahi.maxInstances + 6)).map { "stranger \($0)" })
+        defer { avahi.bus.close() }
+        let start = ContinuousClock.now
+        let found = try await Avahi.browse(for: .milliseconds(500), bus: daemon.address)
+        let elapsed = ContinuousClock.now - start
+        #expect(found.isEmpty)
+        #expect(elapsed < .seconds(3), "\(elapsed)")
+        #expect(avahi.record.resolves.withLock { $0 } == 1, "one resolve, cut at the browse's end")
+    }
+}
