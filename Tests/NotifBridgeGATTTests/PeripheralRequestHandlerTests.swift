@@ -87,6 +87,25 @@ struct PeripheralRequestHandlerTests {
         #expect((handler.owner == nil) == ends)
     }
 
+    /// Writes that arrive after the grace ran out, before the timer's `expire`: the link's
+    /// close comes out of whichever call sees the expiry first, and is never lost.
+    @Test("A link that expired is closed once, whatever the first write after it", arguments: [
+        (Write(central: "a", characteristic: inbox, offset: 1, value: [2]), ATTError?.some(.requestNotSupported)),
+        (Write(central: "a", characteristic: inbox, value: Array(repeating: 0, count: 513)), .invalidAttributeValueLength),
+        (Write(central: "b", characteristic: inbox, value: [2]), nil),
+    ])
+    func expiredLinkClosed(write: Write, refused: ATTError?) {
+        var handler = Handler()
+        _ = handler.received([Write(central: "a", characteristic: Self.inbox, value: [1])], unread: 0, maximumUpdateValueLength: 182, now: t0)
+        handler.unsubscribed("a", now: t0)
+        let late = t0.advanced(by: .seconds(21))
+        // The expired link had 512 unread: they are not the new link's.
+        let answer = handler.received([write], unread: 512, maximumUpdateValueLength: 182, now: late)
+        let closes = (answer.effects + handler.expire(now: late)).filter { if case .close = $0 { true } else { false } }
+        #expect(refusal(answer) == refused)
+        #expect(closes == [.close("a", reason: "the central unsubscribed and did not subscribe again within 20.0 seconds")])
+    }
+
     @Test("Subscribing again, or writing, within the grace keeps the link")
     func resubscribe() {
         var handler = Handler()
@@ -121,5 +140,12 @@ struct PeripheralRequestHandlerTests {
         #expect(queue.drain { sent.append($0); return true } == 1)
         #expect(sent == [[1], [2], [3]])
         #expect(queue.isEmpty)
+    }
+}
+
+extension PeripheralRequestHandler.Answer {
+    /// What an accepted batch set off; a refusal sets off nothing.
+    var effects: [PeripheralRequestHandler.Effect] {
+        if case .accepted(let effects) = self { effects } else { [] }
     }
 }

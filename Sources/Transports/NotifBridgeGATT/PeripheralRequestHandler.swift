@@ -68,17 +68,21 @@ public struct PeripheralRequestHandler<Central: Hashable & Sendable, Instant: In
     /// `didReceiveWrite`: a batch of writes. `unread` is how many chunks the link has not read
     /// yet; `maximumUpdateValueLength` is the writing central's (ATT_MTU − 3).
     public mutating func received(_ writes: [Write], unread: Int, maximumUpdateValueLength: Int, now: Instant) -> Answer {
-        var effects = expire(now: now)
-        guard let first = writes.first else { return .accepted(effects) }
+        // The checks that do not depend on the link come before the expiry: a refusal carries
+        // no effects, and an expired link's close must not be lost with it.
         for write in writes {
             if let refusal = Self.check(write) { return refusal }
-            guard write.central == first.central else {
+            guard write.central == writes.first?.central else {
                 return .refused(.writeNotPermitted, reason: "one batch holds writes of two centrals")
             }
         }
+        var effects = expire(now: now)
+        guard let first = writes.first else { return .accepted(effects) }
         if let owner, owner != first.central {
             return .refused(.writeNotPermitted, reason: "another central is connected; this accessory serves one at a time")
         }
+        // Unread chunks belong to the link this call just closed, not to the one it opens.
+        let unread = effects.isEmpty ? unread : 0
         guard unread + writes.count <= maxUnreadWrites else {
             return .refused(.insufficientResources, reason: "\(unread) writes wait unread; write again later")
         }
