@@ -84,10 +84,13 @@ struct PairingAgentBusTests {
         #expect(try await bluez.agent("DisplayPasskey", [.objectPath(Self.device), .uint32(42), .uint16(0)]) == nil)
         #expect(try await bluez.agent("DisplayPasskey", [.objectPath(Self.device), .uint32(42), .uint16(3)]) == nil)
         #expect(passkeys.withLock { $0 } == ["000042"], "shown once, with its leading zeros, however often the iPhone reports typing")
-        #expect(try await bluez.agent("RequestAuthorization", [.objectPath(Self.device)]) == nil)
+        #expect(try await bluez.agent("RequestAuthorization", [.objectPath(Self.device)]) == PairingAgent.rejected, "Just Works has no passkey to check")
+        // A pairing tried again comes with a new passkey: it is shown too.
+        #expect(try await bluez.agent("DisplayPasskey", [.objectPath(Self.device), .uint32(654_321), .uint16(0)]) == nil)
+        #expect(passkeys.withLock { $0 } == ["000042", "654321"])
         // Numeric comparison, never expected of a display-only agent: the number is shown, not accepted unseen.
         #expect(try await bluez.agent("RequestConfirmation", [.objectPath(Self.otherDevice), .uint32(7_007)]) == nil)
-        #expect(passkeys.withLock { $0 } == ["000042", "007007"])
+        #expect(passkeys.withLock { $0 } == ["000042", "654321", "007007"])
         #expect(try await bluez.agent("RequestConfirmation", [.objectPath(Self.otherDevice), .uint32(1_000_000)]) == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(try await bluez.agent("AuthorizeService", [.objectPath(Self.device), .string("7905f431-b5ce-4e99-a40f-4b1e122d00d0")]) == nil)
         #expect(try await bluez.agent("RequestPasskey", [.objectPath(Self.device)]) == PairingAgent.rejected, "a display-only accessory types nothing")

@@ -27,7 +27,8 @@ public final class PairingAgent: Sendable {
     private let gate: LogGate
     private let closes: ContinuousClock.Instant
     private let onPasskey: @Sendable (_ device: String, _ passkey: String) -> Void
-    /// Devices whose passkey was shown: DisplayPasskey repeats as digits are typed.
+    /// Passkeys shown, with their devices: DisplayPasskey repeats as digits are typed, and a
+    /// pairing tried again after a failure comes with a new passkey, which is shown too.
     private let shown = Mutex<Set<String>>([])
 
     private init(bus: DBusConnection, adapterPath: String, window: Duration, gate: LogGate, logger: Logger, onPasskey: @escaping @Sendable (String, String) -> Void) {
@@ -114,11 +115,16 @@ public final class PairingAgent: Sendable {
             // A display-only agent is not asked to confirm a number; if bluetoothd asks anyway
             // (numeric comparison), the number is shown like a passkey, so the person compares it
             // with the iPhone's before confirming there, rather than accepted unseen.
-            if shown.withLock({ $0.insert(device).inserted }) {
+            if shown.withLock({ $0.insert(device + " " + passkey).inserted }) {
                 onPasskey(device, passkey)
             }
             return .empty
-        case "RequestAuthorization", "AuthorizeService":
+        case "RequestAuthorization":
+            // Just Works: a device that claims no keyboard and no display would bond with no
+            // passkey to check, and no protection against a man in the middle. An iPhone types
+            // the passkey the accessory shows, so it never needs this.
+            return refuse(device, "Just Works pairing (no passkey) is refused; pair from a device that can type the passkey shown")
+        case "AuthorizeService":
             guard isOpen else { return refuse(device, "\(call.member) outside the pairing window") }
             logger.notice("accepted \(call.member) from \(BlueZ.address(of: device))")
             return .empty
