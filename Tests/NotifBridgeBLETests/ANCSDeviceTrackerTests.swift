@@ -31,6 +31,27 @@ struct ANCSDeviceTrackerTests {
         #expect(tracker.controlPoint(of: Self.device) == Self.cp)
     }
 
+    /// The client subscribes one device at a time, each call up to 30 s: a request whose device
+    /// went (or went and came back) meanwhile is skipped, not made.
+    @Test("A subscription is still wanted until it finishes, fails, or its device goes")
+    func stillWanted() {
+        var tracker = ANCSDeviceTracker()
+        _ = resolved(&tracker)
+        #expect(tracker.isSubscribing(Self.device, generation: 1))
+        #expect(!tracker.isSubscribing(Self.device, generation: 0))
+        #expect(!tracker.isSubscribing("/org/bluez/hci0/dev_11_22_33_44_55_66", generation: 1))
+        _ = tracker.deviceChanged(Self.device, connected: false, servicesResolved: nil)
+        #expect(!tracker.isSubscribing(Self.device, generation: 1), "the device left")
+        let again = tracker.deviceChanged(Self.device, connected: true, servicesResolved: true)
+        guard case .subscribe(_, _, _, let generation)? = again.first else {
+            Issue.record("no new subscription: \(again)")
+            return
+        }
+        #expect(!tracker.isSubscribing(Self.device, generation: 1) && tracker.isSubscribing(Self.device, generation: generation))
+        tracker.subscribeFailed(Self.device, generation: generation)
+        #expect(!tracker.isSubscribing(Self.device, generation: generation))
+    }
+
     @Test("A disconnect reports gone; services resolved again on reconnect subscribe again; a stale subscription is ignored")
     func reconnect() {
         var tracker = ANCSDeviceTracker()

@@ -101,6 +101,12 @@ struct ANCSDeviceTracker: Sendable {
         return [.emit(.ready(device: device))] + state.early.map(Effect.emit)
     }
 
+    /// Whether a subscription asked for is still wanted: the device did not go (and maybe come
+    /// back) since.
+    func isSubscribing(_ device: String, generation: Int) -> Bool {
+        devices[device].map { $0.generation == generation && $0.phase == .subscribing } ?? false
+    }
+
     mutating func subscribeFailed(_ device: String, generation: Int) {
         guard devices[device]?.generation == generation else { return }
         devices[device]?.phase = .idle

@@ -50,6 +50,8 @@ public final class ANCSGATTClient: Sendable {
         worker.withLock { $0 = Task { [weak self] in
             for await request in stream {
                 guard case .subscribe(let device, let dataSource, let notificationSource, let generation) = request else { continue }
+                // One at a time, each up to 30 s: a request the device has outlived is skipped.
+                guard self?.tracker.withLock({ $0.isSubscribing(device, generation: generation) }) == true else { continue }
                 await self?.subscribe(device, dataSource: dataSource, notificationSource: notificationSource, generation: generation)
             }
         } }
@@ -123,9 +125,15 @@ public final class ANCSGATTClient: Sendable {
         tracker.withLock { tracker in
             for effect in body(&tracker) {
                 switch effect {
-                case .subscribe(let device, _, _, _):
+                case .subscribe(let device, _, _, let generation):
                     logger.info("ANCS service found on \(BlueZ.address(of: device)); subscribing to Data Source, then Notification Source")
-                    requests.yield(effect)
+                    // A full queue must not leave the device waiting for a subscription that never
+                    // comes: it is tried again when bluetoothd next reports it.
+                    if case .dropped = requests.yield(effect) {
+                        tracker.subscribeFailed(device, generation: generation)
+                        let address = BlueZ.address(of: device)
+                        gate.pass(address) { logger.notice("ANCS subscriptions are queued for \(ANCSDeviceTracker.maxDevices * 2) devices; \(address) waits") }
+                    }
                 case .emit(let event):
                     if case .dropped = sink.yield(event) {
                         logger.warning("dropped the oldest unread ANCS event: \(Self.maxBufferedEvents) events wait unread")
