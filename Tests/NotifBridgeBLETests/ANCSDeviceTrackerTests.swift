@@ -31,6 +31,21 @@ struct ANCSDeviceTrackerTests {
         #expect(tracker.controlPoint(of: Self.device) == Self.cp)
     }
 
+    /// A stranger exporting thousands of characteristics with ANCS UUIDs: each role keeps one
+    /// path, so a disconnect's search stays short.
+    @Test("A device that exports a role again replaces it: three paths a device at most")
+    func pathsBounded() {
+        var tracker = ANCSDeviceTracker()
+        for n in 0..<1000 {
+            _ = tracker.characteristicAdded(path: Self.device + "/service0020/char\(n)", uuid: ANCSUUID.notificationSource, device: Self.device)
+        }
+        _ = tracker.characteristicAdded(path: Self.cp, uuid: ANCSUUID.controlPoint, device: Self.device)
+        #expect(tracker.trackedPaths == 2)
+        #expect(tracker.controlPoint(of: Self.device) == nil, "not ready: nothing subscribed yet")
+        #expect(tracker.value(path: Self.device + "/service0020/char999", bytes: [1]) == [.dropped(device: Self.device, "a value arrived before the client subscribed")])
+        #expect(tracker.value(path: Self.device + "/service0020/char0", bytes: [1]).isEmpty, "a replaced path is no longer followed")
+    }
+
     /// The client subscribes one device at a time, each call up to 30 s: a request whose device
     /// went (or went and came back) meanwhile is skipped, not made.
     @Test("A subscription is still wanted until it finishes, fails, or its device goes")

@@ -33,6 +33,8 @@ struct ANCSDeviceTracker: Sendable {
     static let maxEarlyValues = 64
 
     private(set) var devices: [String: Device] = [:]
+    /// Characteristic paths followed, for tests: at most three a device.
+    var trackedPaths: Int { roles.count }
     private var roles: [String: (device: String, role: ANCSGATT.Role)] = [:]
 
     mutating func characteristicAdded(path: String, uuid: String, device: String) -> [Effect] {
@@ -40,6 +42,9 @@ struct ANCSDeviceTracker: Sendable {
         guard devices[device] != nil || devices.count < Self.maxDevices else {
             return [.dropped(device: device, "already tracking \(Self.maxDevices) devices")]
         }
+        // One path per role and device: a device that exports a role again replaces it, so the
+        // paths tracked stay three a device however many it exports.
+        if let replaced = devices[device]?.characteristics[role], replaced != path { roles[replaced] = nil }
         roles[path] = (device, role)
         devices[device, default: Device()].characteristics[role] = path
         return subscribeIfComplete(device)

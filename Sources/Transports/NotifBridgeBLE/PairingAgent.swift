@@ -88,8 +88,9 @@ public final class PairingAgent: Sendable {
 
     /// Unregisters the agent. The adapter's pairability ends with its own timeout.
     public func stop() async {
+        // Briefly: closing the connection unregisters the agent anyway (bluetoothd sees it go).
         _ = try? await bus.call(destination: BlueZ.service, path: "/org/bluez", interface: Self.agentManager, member: "UnregisterAgent",
-                                arguments: [.objectPath(Self.path)])
+                                arguments: [.objectPath(Self.path)], timeout: GATTPeripheral.stopCallTimeout)
         bus.close()
     }
 
