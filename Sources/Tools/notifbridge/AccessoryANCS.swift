@@ -13,7 +13,9 @@ struct BlueZANCSPort: ANCSPort {
 
     init(_ client: ANCSGATTClient, logger: Logger) {
         self.client = client
-        events = AsyncStream { continuation in
+        // Bounded as the client's own stream is: this copy reads that one as fast as it fills,
+        // so without a bound of its own it would undo the client's.
+        events = AsyncStream(bufferingPolicy: .bufferingNewest(ANCSGATTClient.maxBufferedEvents)) { continuation in
             let task = Task {
                 for await event in client.events {
                     continuation.yield(Self.log(event, logger))
