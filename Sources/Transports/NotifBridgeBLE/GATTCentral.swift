@@ -78,12 +78,16 @@ public enum GATTCentral {
     }
 
     private static func link(bus: DBusConnection, client: BlueZClient, device: String, inbox: String, outbox: String, options: Options, logger: Logger) async throws -> Connection {
-        let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self)
+        // Notifications cannot be slowed, and one lost breaks the stream: past this many
+        // unread, the link ends instead of growing (the peripheral's own bound on writes).
+        let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self, bufferingPolicy: .bufferingOldest(GATTPeripheral.maxUnreadWrites))
         do {
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.gattCharacteristic, path: outbox)) { signal in
                 guard let (_, changed, _) = try? signal.asPropertiesChanged(), let value = changed["Value"]?.bytesValue else { return }
                 logger.trace("notified \(value.count) bytes")
-                continuation.yield(.chunk(value))
+                if case .dropped = continuation.yield(.chunk(value)) {
+                    continuation.finish(throwing: BluetoothFailure("the accessory notified \(GATTPeripheral.maxUnreadWrites) chunks faster than they were read"))
+                }
             }
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device, path: device)) { signal in
                 guard let (_, changed, _) = try? signal.asPropertiesChanged(), changed["Connected"]?.boolValue == false else { return }
