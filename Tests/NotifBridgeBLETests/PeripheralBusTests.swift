@@ -171,6 +171,34 @@ struct PeripheralBusTests {
         fixture.bluez.bus.close()
     }
 
+    /// The daemon closes each link once it has served it, often after its central left: that
+    /// close must not disconnect the same device's next connection.
+    @Test("Closing a link disconnects its central once, and never the central's next link")
+    func closeByGeneration() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
+        _ = try await fixture.bluez.callApp(fixture.name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        var links = fixture.peripheral.links.makeAsyncIterator()
+        try await fixture.bluez.write(fixture.name, [1])
+        let first = try #require(await links.next())
+        try await fixture.bluez.deviceGone(Self.phone)
+        var firstInbound = first.inbound.makeAsyncIterator()
+        _ = try await firstInbound.next()
+        #expect(try await firstInbound.next() == nil)
+        try await fixture.bluez.write(fixture.name, [2])
+        let second = try #require(await links.next())
+        first.close()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.bluez.record.disconnects.withLock { $0 }.isEmpty, "the old link's close left the new one alone")
+        second.close()
+        second.close()
+        try await TestWait.until("the central to be disconnected") { fixture.bluez.record.disconnects.withLock { $0 } == [Self.phone] }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fixture.bluez.record.disconnects.withLock { $0 } == [Self.phone], "once")
+        await fixture.peripheral.stop()
+        fixture.bluez.bus.close()
+    }
+
     /// Nothing reads the link: the peripheral keeps `maxUnreadWrites` chunks and refuses the
     /// next write, instead of buffering whatever a central sends.
     @Test("Unread writes: the limit is kept, one more is refused with InProgress, and reading makes room")

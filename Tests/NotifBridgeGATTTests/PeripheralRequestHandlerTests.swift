@@ -106,6 +106,17 @@ struct PeripheralRequestHandlerTests {
         #expect(closes == [.close("a", reason: "the central unsubscribed and did not subscribe again within 20.0 seconds")])
     }
 
+    @Test("A batch larger than a link holds is refused before the expiry, which the timer then reports")
+    func oversizedBatchAfterExpiry() {
+        var handler = Handler()
+        _ = handler.received([Write(central: "a", characteristic: Self.inbox, value: [1])], unread: 0, maximumUpdateValueLength: 182, now: t0)
+        handler.unsubscribed("a", now: t0)
+        let late = t0.advanced(by: .seconds(21))
+        let batch = Array(repeating: Write(central: "b", characteristic: Self.inbox, value: [2]), count: handler.maxUnreadWrites + 1)
+        #expect(refusal(handler.received(batch, unread: 0, maximumUpdateValueLength: 182, now: late)) == .insufficientResources)
+        #expect(handler.expire(now: late).count == 1, "the close is still to come")
+    }
+
     @Test("Subscribing again, or writing, within the grace keeps the link")
     func resubscribe() {
         var handler = Handler()

@@ -238,6 +238,9 @@ public final class HostClient: Sendable {
                     // Checked before the step's writes are queued: establishing sends whatever
                     // waits for a receipt, and none of it may go to another key.
                     if let wanted = accessoryKeyID, let reached = state.session.pairing?.accessoryKeyID, reached != wanted {
+                        // Finished under the lock: a send racing this step cannot queue a
+                        // message sealed to the wrong key behind it.
+                        outbound.finish()
                         return .success([.close(reason: "the accessory's key \(hexString(reached)) is not the one asked for (\(hexString(wanted))); nothing was sent to it")])
                     }
                     return .success(Self.enqueueWrites(actions, outbound: outbound))

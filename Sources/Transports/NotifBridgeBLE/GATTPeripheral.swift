@@ -242,7 +242,7 @@ public final class GATTPeripheral: Sendable {
                     chunkLength: chunkLength,
                     inbound: inbound,
                     write: { [weak self] chunks in try await self?.notify(chunks, generation: generation) },
-                    close: { [weak self] in self?.disconnect(device) }
+                    close: { [weak self] in self?.disconnect(device, generation: generation) }
                 ))
             case .chunk(let bytes):
                 if case .dropped = state.withLock({ $0.inbound?.yield(.chunk(bytes)) }) { taken = false }
@@ -305,7 +305,17 @@ public final class GATTPeripheral: Sendable {
     private static let subscriberPoll = Duration.milliseconds(20)
 
     /// Ends a link from the accessory's side by disconnecting the central.
-    private func disconnect(_ device: String) {
+    /// Ends a link the daemon is done with: its stream, and the central's connection. Only while
+    /// that link is the open one: a link that ended because its central left (and maybe came
+    /// back, under the same device path) has nothing to disconnect, and a second close is none.
+    private func disconnect(_ device: String, generation: Int) {
+        let current = state.withLock { state in
+            guard state.generation == generation, let inbound = state.inbound else { return false }
+            inbound.finish()
+            state.inbound = nil
+            return true
+        }
+        guard current else { return }
         let bus = self.bus
         Task {
             _ = try? await bus.call(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")

@@ -76,6 +76,9 @@ public struct PeripheralRequestHandler<Central: Hashable & Sendable, Instant: In
                 return .refused(.writeNotPermitted, reason: "one batch holds writes of two centrals")
             }
         }
+        guard writes.count <= maxUnreadWrites else {
+            return .refused(.insufficientResources, reason: "a batch of \(writes.count) writes is more than the \(maxUnreadWrites) a link holds unread")
+        }
         var effects = expire(now: now)
         guard let first = writes.first else { return .accepted(effects) }
         if let owner, owner != first.central {
