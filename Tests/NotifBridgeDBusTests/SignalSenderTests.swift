@@ -49,7 +49,16 @@ struct SignalSenderTests {
         try await owner.emit(Self.signal("FromOwner"))
         try await received.wait(for: "FromOwner")
 
-        // The name moves to another connection: its signals count, the old owner's would not.
+        // A forged NameOwnerChanged naming the forger does not make it the owner.
+        try await forger.emit(DBusSignal(
+            path: "/org/freedesktop/DBus", interface: DBusConnection.busDaemon, member: "NameOwnerChanged",
+            arguments: [.string(Self.name), .string(owner.uniqueName), .string(forger.uniqueName)], destination: listener.uniqueName
+        ))
+        try await forger.emit(Self.signal("ForgedAsOwner", to: listener.uniqueName))
+        try await forger.emit(Self.signal("ForgedAsOwnerToAll"))
+
+        // The name moves to another connection (the owner's connection closes): the new
+        // owner's signals count.
         owner.close()
         let successor = try await DBusConnection.connect(to: daemon.address)
         defer { successor.close() }
@@ -61,6 +70,28 @@ struct SignalSenderTests {
         try await received.wait(for: "FromSuccessor")
         try await Task.sleep(for: .milliseconds(200))
         #expect(received.members.withLock { $0 } == ["FromOwner", "FromSuccessor"])
+    }
+
+    @Test("A name with no owner when subscribed: its first owner's signals arrive, a stranger's do not")
+    func ownerArrivesLater() async throws {
+        let daemon = try PrivateBusDaemon()
+        defer { daemon.stop() }
+        let forger = try await DBusConnection.connect(to: daemon.address)
+        defer { forger.close() }
+        let listener = try await DBusConnection.connect(to: daemon.address)
+        defer { listener.close() }
+        let received = Received()
+        try await listener.subscribe(matchRule: "type='signal',sender='\(Self.name)',path='\(Self.path)',interface='\(Self.interface)'") { signal in
+            received.members.withLock { $0.append(signal.member) }
+        }
+        try await forger.emit(Self.signal("Forged", to: listener.uniqueName))
+        let owner = try await DBusConnection.connect(to: daemon.address)
+        defer { owner.close() }
+        try await owner.requestName(Self.name)
+        try await owner.emit(Self.signal("FromFirstOwner"))
+        try await received.wait(for: "FromFirstOwner")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(received.members.withLock { $0 } == ["FromFirstOwner"])
     }
 
     @Test("The bus daemon as sender: a client's NameOwnerChanged addressed to the listener does not arrive")

@@ -224,7 +224,11 @@ struct DesktopNotificationBusTests {
             }
             try await forge("NotificationReplied", [.uint32(id), .string("forged")])
             try await forge("ActionInvoked", [.uint32(id), .string("button:like")])
-            try await forge("NameOwnerChanged", [.string("org.freedesktop.Notifications"), .string(""), .string(target)], interface: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
+            // The forger names itself the server's new owner, then answers as the server.
+            try await forge(
+                "NameOwnerChanged", [.string("org.freedesktop.Notifications"), .string(server.connection.uniqueName), .string(forger.uniqueName)],
+                interface: "org.freedesktop.DBus", path: "/org/freedesktop/DBus"
+            )
             try await forge("NotificationClosed", [.uint32(id), .uint32(2)])
             await #expect(throws: HostTimeout.self) { _ = try await phone.nextEvent(timeout: .seconds(1)) }
             #expect(sink.trackedCount == 1, "the forged close did not end the following")

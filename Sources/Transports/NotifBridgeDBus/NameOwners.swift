@@ -12,33 +12,46 @@ final class NameOwners: Sendable {
     }
 
     private let names = Mutex<[String: Followed]>([:])
+    /// One lookup per name, which every subscription naming it awaits.
+    private let lookups = Mutex<[String: Task<Void, any Error>]>([:])
 
     /// The unique name that owns `name` now; nil when none does or it is not followed.
     func owner(of name: String) -> String? {
         names.withLock { $0[name]?.owner }
     }
 
-    /// Starts following `name` on `connection`, once; returns when its owner is known.
+    /// Follows `name` on `connection` from now on; returns once its owner is known (or known to
+    /// be none). A lookup that fails is dropped, so the next subscription tries again.
     func follow(_ name: String, on connection: DBusConnection) async throws(DBusError) {
-        let first = names.withLock { names in
-            guard names[name] == nil else { return false }
-            names[name] = Followed()
-            return true
+        let lookup = lookups.withLock { lookups in
+            if let running = lookups[name] { return running }
+            let started = Task { try await self.lookUp(name, on: connection) }
+            lookups[name] = started
+            return started
         }
-        guard first else { return }
         do {
-            try await connection.install(
-                matchRule: "type='signal',sender='\(DBusConnection.busDaemon)',interface='\(DBusConnection.busDaemon)',member='NameOwnerChanged',arg0='\(name)'"
-            ) { [weak self] signal in
-                guard signal.sender == DBusConnection.busDaemon, signal.arguments.count == 3, signal.arguments[0].stringValue == name,
-                      let owner = signal.arguments[2].stringValue else { return }
-                self?.names.withLock { $0[name] = Followed(owner: owner.isEmpty ? nil : owner, announced: true) }
-            }
-            let owner = try await connection.nameOwner(of: name)
-            names.withLock { if $0[name]?.announced == false { $0[name]?.owner = owner } }
-        } catch .errorReply(name: "org.freedesktop.DBus.Error.NameHasNoOwner", _) {
-            // Followed from now on: the owner arrives with NameOwnerChanged.
+            try await lookup.value
         } catch {
+            lookups.withLock { if $0[name] == lookup { $0[name] = nil } }
+            throw error as? DBusError ?? .closed
+        }
+    }
+
+    private func lookUp(_ name: String, on connection: DBusConnection) async throws(DBusError) {
+        let watch = try await connection.install(
+            matchRule: "type='signal',sender='\(DBusConnection.busDaemon)',interface='\(DBusConnection.busDaemon)',member='NameOwnerChanged',arg0='\(name)'"
+        ) { [weak self] signal in
+            guard signal.sender == DBusConnection.busDaemon, signal.arguments.count == 3, signal.arguments[0].stringValue == name,
+                  let owner = signal.arguments[2].stringValue else { return }
+            self?.names.withLock { $0[name] = Followed(owner: owner.isEmpty ? nil : owner, announced: true) }
+        }
+        do {
+            let owner = try await connection.nameOwner(of: name)
+            names.withLock { if $0[name]?.announced != true { $0[name] = Followed(owner: owner) } }
+        } catch .errorReply(name: "org.freedesktop.DBus.Error.NameHasNoOwner", _) {
+            // No owner yet: one arrives with NameOwnerChanged.
+        } catch {
+            await watch.cancel()
             names.withLock { $0[name] = nil }
             throw error
         }
