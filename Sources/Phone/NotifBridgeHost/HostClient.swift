@@ -190,6 +190,9 @@ public final class HostClient: Sendable {
         do {
             return try await budget.next(from: mailbox, waitingFor: "the key exchange")
         } catch let error as HostTimeout {
+            guard budget.ignored == 0 else {
+                throw HostFailure(description: "\(error) (\(budget.timeout)): the accessory sent \(budget.ignored) message(s) but did not complete it")
+            }
             throw HostFailure(description: "\(error) (\(budget.timeout)): the connection is open but nothing answered; is a NotifBridge accessory listening there?")
         }
     }
@@ -199,9 +202,16 @@ public final class HostClient: Sendable {
     public func waitForReceipts(_ sequences: Set<UInt64>, timeout: Duration = .seconds(15)) async throws -> [UInt64: (stored: Bool, alerted: Bool)] {
         var receipts: [UInt64: (stored: Bool, alerted: Bool)] = [:]
         var budget = WaitBudget(timeout)
-        while !sequences.isSubset(of: Set(receipts.keys)) {
-            guard let event = try await budget.next(from: mailbox, waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())") else {
-                throw HostFailure(description: "link closed with \(sequences.subtracting(receipts.keys).count) receipt(s) outstanding")
+        while receipts.count < sequences.count {
+            let event: HostClientEvent?
+            do {
+                event = try await budget.next(from: mailbox, waitingFor: "receipts")
+            } catch is HostTimeout {
+                // Named only now: listing what is missing costs as much as the set is long.
+                throw HostTimeout(waitingFor: "receipts for \(sequences.subtracting(receipts.keys).sorted())")
+            }
+            guard let event else {
+                throw HostFailure(description: "link closed with \(sequences.count - receipts.count) receipt(s) outstanding")
             }
             switch event {
             case .receipt(let sequence, let stored, let alerted) where sequences.contains(sequence) && receipts[sequence] == nil:
@@ -333,8 +343,12 @@ struct WaitBudget {
         return try await mailbox.next(timeout: remaining, waitingFor: waitingFor)
     }
 
+    /// Messages that did not advance the wait, for the error that ends it.
+    private(set) var ignored = 0
+
     /// The last message did not advance the wait: what it took comes off the timeout.
     mutating func spend() {
+        ignored += 1
         guard let asked else { return }
         remaining -= ContinuousClock.now - asked
     }
