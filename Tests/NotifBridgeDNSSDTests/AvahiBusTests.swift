@@ -43,6 +43,14 @@ struct AvahiBusTests {
                     return .values([.objectPath(browser)])
                 case "ResolveService":
                     record.resolves.withLock { $0 += 1 }
+                    if call.arguments.count > 2, call.arguments[2].stringValue == AvahiBusTests.kitchen {
+                        // interface, protocol, name, type, domain, host, aprotocol, address, port, txt, flags
+                        return .values([
+                            .int32(2), .int32(0), .string(AvahiBusTests.kitchen), .string(NotifBridgeService.type), .string("local"),
+                            .string("kitchen.local"), .int32(0), .string("10.0.0.7"), .uint16(7420),
+                            .array(element: "ay", [.bytes(Array("v=1".utf8)), .bytes(Array("key=0102030405060708".utf8))]), .uint32(0),
+                        ])
+                    }
                     if let reply = call.deferredReply { record.held.withLock { $0.append(reply) } }
                     return .deferred
                 default:
@@ -52,19 +60,24 @@ struct AvahiBusTests {
         }
     }
 
+    static let kitchen = "Kitchen display"
+
     /// A record that never resolves cost each of them a resolve's whole timeout (5 s), after
     /// the browse's own time: 66 such names held a 2 s discovery for five and a half minutes.
-    @Test("Names that never resolve: the browse still ends at its time")
-    func unresolvable() async throws {
+    /// Resolved one after another, the first such name would hide every accessory behind it.
+    @Test("Names that never resolve: the browse ends at its time, and finds the accessory announced after them", arguments: [false, true])
+    func unresolvable(withAccessory: Bool) async throws {
         let daemon = try PrivateBusDaemon()
         defer { daemon.stop() }
-        let avahi = try await FakeAvahi(address: daemon.address, names: (0..<(Avahi.maxInstances + 6)).map { "stranger \($0)" })
+        let strangers = (0..<(Avahi.maxInstances + 6)).map { "stranger \($0)" }
+        let avahi = try await FakeAvahi(address: daemon.address, names: withAccessory ? Array(strangers.prefix(10)) + [Self.kitchen] : strangers)
         defer { avahi.bus.close() }
         let start = ContinuousClock.now
-        let found = try await Avahi.browse(for: .milliseconds(500), bus: daemon.address)
+        let found = try await Avahi.browse(for: .milliseconds(800), bus: daemon.address)
         let elapsed = ContinuousClock.now - start
-        #expect(found.isEmpty)
+        #expect(found.map(\.name) == (withAccessory ? [Self.kitchen] : []))
+        #expect(found.first.map { "\($0.address):\($0.port)" } == (withAccessory ? "10.0.0.7:7420" : nil))
         #expect(elapsed < .seconds(3), "\(elapsed)")
-        #expect(avahi.record.resolves.withLock { $0 } == 1, "one resolve, cut at the browse's end")
+        #expect(avahi.record.resolves.withLock { $0 } == (withAccessory ? 11 : Avahi.maxInstances), "every name taken is resolved, beside the others")
     }
 }

@@ -81,22 +81,30 @@ public enum Avahi {
     }
 
     /// Browses for `_notifbridge._tcp` and resolves what it finds: until avahi-daemon has
-    /// reported what it knows if that is anything, else until `duration` has passed.
+    /// reported what it knows and its resolves have answered, if that found anything, else until
+    /// `duration` has passed. Each instance is resolved as it is found, beside the others, so a
+    /// record that never resolves holds up none of the rest.
     public static func browse(for duration: Duration, bus: DBusBusAddress = .system) async throws -> [NotifBridgeService.Instance] {
         let connection = try await connect(bus)
         defer { connection.close() }
-        typealias Item = (interface: Int32, protocol: Int32, name: String, domain: String)
-        /// nil: avahi-daemon has reported everything it knows now (AllForNow).
-        let (items, found) = AsyncStream.makeStream(of: (String, Item?).self, bufferingPolicy: .bufferingOldest(maxInstances + 1))
+        /// What the browse hears: avahi-daemon's signals, and the resolves' answers.
+        enum Heard: Sendable {
+            case item(browser: String, interface: Int32, protocol: Int32, name: String, domain: String)
+            /// avahi-daemon has reported everything it knows now.
+            case allForNow(browser: String)
+            case resolved(NotifBridgeService.Instance?)
+        }
+        // Room for every item and every answer the browse takes, and one AllForNow.
+        let (heard, hear) = AsyncStream.makeStream(of: Heard.self, bufferingPolicy: .bufferingOldest(2 * maxInstances + 1))
         // Subscribed before the browser exists, so that no ItemNew can be missed.
         try await connection.subscribe(matchRule: "type='signal',sender='\(service)',interface='\(serviceBrowser)'") { signal in
             let a = signal.arguments
             switch signal.member {
             case "ItemNew":
                 guard a.count == 6, let interface = a[0].int32Value, let proto = a[1].int32Value, let name = a[2].stringValue, let domain = a[4].stringValue else { return }
-                found.yield((signal.path, (interface, proto, name, domain)))
+                hear.yield(.item(browser: signal.path, interface: interface, protocol: proto, name: name, domain: domain))
             case "AllForNow":
-                found.yield((signal.path, nil))
+                hear.yield(.allForNow(browser: signal.path))
             default:
                 return
             }
@@ -108,36 +116,57 @@ public enum Avahi {
         let deadline = ContinuousClock.now + duration
         let timer = Task {
             try? await Task.sleep(until: deadline, clock: .continuous)
-            found.finish()
+            hear.finish()
         }
-        defer { timer.cancel() }
+        var resolves: [Task<Void, Never>] = []
+        defer {
+            timer.cancel()
+            for resolve in resolves { resolve.cancel() }
+        }
         var instances: [NotifBridgeService.Instance] = []
         var seen: Set<String> = []
-        for await (path, next) in items where path == browser && instances.count < maxInstances {
-            // Once what is known now has come, more waiting only helps if nothing has.
-            guard let item = next else {
-                if !instances.isEmpty { break }
+        var pending = 0
+        var known = false
+        for await event in heard {
+            switch event {
+            case .item(browser, let interface, let proto, let name, let domain):
+                // The same instance is reported once per interface and protocol; one is enough.
+                guard seen.count < maxInstances, seen.insert(name).inserted else { continue }
+                pending += 1
+                resolves.append(Task {
+                    hear.yield(.resolved(await resolve(name, interface: interface, protocol: proto, domain: domain, on: connection, before: deadline)))
+                })
+            case .allForNow(browser):
+                known = true
+            case .resolved(let instance):
+                pending -= 1
+                if let instance { instances.append(instance) }
+            case .item, .allForNow:
                 continue
             }
-            // The same instance is reported once per interface and protocol; one is enough.
-            guard seen.insert(item.name).inserted else { continue }
-            // Items already buffered when the time ran out are not resolved: a record that never
-            // resolves costs a resolve's whole timeout, and a network can announce dozens.
-            let left = deadline - .now
-            guard left > .zero else { break }
-            guard let resolved = try? await connection.call(destination: service, path: "/", interface: server, member: "ResolveService", arguments: [
-                .int32(item.interface), .int32(item.protocol), .string(item.name), .string(NotifBridgeService.type), .string(item.domain),
-                .int32(item.protocol), .uint32(0),
-            ], timeout: min(Self.resolveTimeout, left)), resolved.count == 11,
-                let host = resolved[5].stringValue, let address = resolved[7].stringValue, let port = resolved[8].uint16Value
-            else { continue }
-            let entries: [[UInt8]] = if case .array(_, let values) = resolved[9] { values.compactMap(\.bytesValue) } else { [] }
-            instances.append(NotifBridgeService.Instance(
-                name: item.name, hostName: host, address: address, port: Int(port),
-                txt: Result { () throws(ServiceRecordError) -> NotifBridgeService.TXT in try NotifBridgeService.TXT(entries: entries) }
-            ))
+            // Once what is known now has come and been resolved, more waiting only helps if
+            // nothing was found.
+            if known, pending == 0, !instances.isEmpty { break }
         }
-        return instances
+        return instances.sorted { $0.name < $1.name }
+    }
+
+    /// One instance's host, address, port and TXT record; nil when avahi-daemon cannot say
+    /// before the browse's end (or within `resolveTimeout`).
+    private static func resolve(
+        _ name: String, interface: Int32, protocol proto: Int32, domain: String, on connection: DBusConnection, before deadline: ContinuousClock.Instant
+    ) async -> NotifBridgeService.Instance? {
+        let left = deadline - .now
+        guard left > .zero, let resolved = try? await connection.call(destination: service, path: "/", interface: server, member: "ResolveService", arguments: [
+            .int32(interface), .int32(proto), .string(name), .string(NotifBridgeService.type), .string(domain), .int32(proto), .uint32(0),
+        ], timeout: min(resolveTimeout, left)), resolved.count == 11,
+            let host = resolved[5].stringValue, let address = resolved[7].stringValue, let port = resolved[8].uint16Value
+        else { return nil }
+        let entries: [[UInt8]] = if case .array(_, let values) = resolved[9] { values.compactMap(\.bytesValue) } else { [] }
+        return NotifBridgeService.Instance(
+            name: name, hostName: host, address: address, port: Int(port),
+            txt: Result { () throws(ServiceRecordError) -> NotifBridgeService.TXT in try NotifBridgeService.TXT(entries: entries) }
+        )
     }
 
     private static func connect(_ bus: DBusBusAddress) async throws -> DBusConnection {
