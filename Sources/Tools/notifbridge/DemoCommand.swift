@@ -154,23 +154,43 @@ final class AccessoryProcess: Sendable {
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
     }
 
+    /// Past the accessory's own graceful stop (15 s), a stopped accessory that still runs is
+    /// killed: the removal of its directory must not wait for ever.
+    static let killAfter = Duration.seconds(20)
+
     /// Stops the accessory, waits for it to exit, then removes its temporary `stateDirectory`.
     func stop(removing stateDirectory: String) async {
         stop()
-        // Not cancellable: the removal must wait for the last commit whatever happens around it.
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        // In a task of its own, which no cancellation reaches: the removal must wait for the
+        // last commit whatever happens around it.
+        let process = self.process
+        await Task.detached {
+            let deadline = ContinuousClock.now + Self.killAfter
+            while process.isRunning {
+                if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGKILL) }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }.value
         try? FileManager.default.removeItem(atPath: stateDirectory)
     }
 
     /// Until cancelled: on SIGINT, SIGTERM or SIGHUP, stops the accessory `current` names,
     /// removes its temporary state directory (its store holds notification text), says so and
-    /// exits with 128 + the signal.
+    /// exits with 128 + the signal. A second signal meanwhile exits at once.
     static func stopOnSignals(stateDirectory: String, printer: PhonePrinter, current: @escaping @Sendable () -> AccessoryProcess) -> Task<Void, Never> {
         Task {
+            var stopping = false
             for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup) {
-                await current().stop(removing: stateDirectory)
-                printer.line("stopped by \(signal): the accessory process has exited and its temporary store is removed")
-                Foundation.exit(128 + signal.rawValue)
+                guard !stopping else {
+                    printer.line("stopped by a second \(signal): the accessory may still be stopping; its store may be left in \(stateDirectory)")
+                    Foundation.exit(128 + signal.rawValue)
+                }
+                stopping = true
+                Task {
+                    await current().stop(removing: stateDirectory)
+                    printer.line("stopped by \(signal): the accessory process has exited and its temporary store is removed")
+                    Foundation.exit(128 + signal.rawValue)
+                }
             }
         }
     }

@@ -60,12 +60,14 @@ extension PhoneCommand {
                 let environment = RunningAccessoryEnvironment(target: target, stateDirectory: state, restartCommand: restartCommand)
                 return try await play(scenario, in: environment, checking: state != nil, printer: printer)
             }
-            let accessory = try await SpawnedAccessory.start(suite: target.suite.first ?? .xWing)
+            let accessory = try SpawnedAccessory.start(suite: target.suite.first ?? .xWing)
             // Ctrl-C, SIGTERM or a closed terminal: the accessory stops and its store (notification
-            // text) is removed, as the demo does; after a SIGKILL it stops by itself.
+            // text) is removed, as the demo does; after a SIGKILL it stops by itself. Trapped
+            // from its start, whichever process runs when the signal comes.
             let interrupted = AccessoryProcess.stopOnSignals(stateDirectory: accessory.stateDirectory, printer: printer) { accessory.process }
             defer { interrupted.cancel() }
             do {
+                try await accessory.waitUntilListening()
                 try await play(scenario, in: accessory, checking: true, printer: printer)
             } catch {
                 await accessory.stop()
@@ -180,38 +182,44 @@ struct RunningAccessoryEnvironment: ScenarioEnvironment {
 final class SpawnedAccessory: ScenarioEnvironment {
     let stateDirectory: String
     private let arguments: [String]
-    private let current: Mutex<(process: AccessoryProcess, port: Int)>
+    private let current: Mutex<(process: AccessoryProcess, port: Int?)>
 
     /// The accessory process running now (a restart starts another).
     var process: AccessoryProcess { current.withLock { $0.process } }
 
-    private init(stateDirectory: String, arguments: [String], process: AccessoryProcess, port: Int) {
+    private init(stateDirectory: String, arguments: [String], process: AccessoryProcess) {
         self.stateDirectory = stateDirectory
         self.arguments = arguments
-        current = Mutex((process, port))
+        current = Mutex((process, nil))
     }
 
-    static func start(suite: CipherSuite) async throws -> SpawnedAccessory {
+    /// Starts the accessory; ``waitUntilListening()`` waits for its port. Whoever stops it
+    /// (``stop()``) removes its directory, from the moment it starts.
+    static func start(suite: CipherSuite) throws -> SpawnedAccessory {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("notifbridge-play-\(UUID().uuidString)").path
         let arguments = ["accessory", "--state", directory, "--port", "0", "--suite", suite.rawValue.lowercased(), "--exit-with-parent"]
-        let process = try AccessoryProcess.start(arguments: arguments)
-        do {
-            return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: process, port: try await process.waitForPort())
-        } catch {
-            await process.stop(removing: directory)
-            throw error
-        }
+        return SpawnedAccessory(stateDirectory: directory, arguments: arguments, process: try AccessoryProcess.start(arguments: arguments))
     }
 
-    func endpoint() async throws -> AccessoryEndpoint { .tcp(host: "127.0.0.1", port: current.withLock { $0.port }) }
+    func waitUntilListening() async throws {
+        let process = self.process
+        let port = try await process.waitForPort()
+        current.withLock { if $0.process === process { $0.port = port } }
+    }
 
+    func endpoint() async throws -> AccessoryEndpoint {
+        guard let port = current.withLock({ $0.port }) else { throw CommandFailure("the spawned accessory is not listening") }
+        return .tcp(host: "127.0.0.1", port: port)
+    }
+
+    /// The new process is the current one from its start, so that a stop meanwhile stops it.
     func restartAccessory() async throws {
-        let old = current.withLock { $0.process }
+        let old = process
         old.stop()
         try await old.waitForExit()
         let process = try AccessoryProcess.start(arguments: arguments)
-        let port = try await process.waitForPort()
-        current.withLock { $0 = (process, port) }
+        current.withLock { $0 = (process, nil) }
+        try await waitUntilListening()
     }
 
     func observe() async throws -> [ObservedNotification] {
