@@ -67,7 +67,8 @@ public struct InternetPairingFile: Sendable {
             throw Failure(description: "will not save the internet pairing over \(path): \(error.description); give --internet-pairing a path of its own")
         }
         guard existing == nil else { return }
-        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw Failure(description: "cannot save the internet pairing at \(path): \(directory) is not a directory")

@@ -2,6 +2,11 @@ import NotifBridgeDBus
 
 /// BlueZ's D-Bus names (doc/gatt-api.txt, doc/advertising-api.txt, doc/device-api.txt of BlueZ 5.66).
 enum BlueZ {
+    /// How long each unregistration at a stop may take: the daemon's graceful stop has 15 s in
+    /// all, and a hung bluetoothd would otherwise hold each call for sd-bus's 25 s. Closing the
+    /// bus connection unregisters what is left anyway.
+    static let stopCallTimeout = Duration.seconds(2)
+
     static let service = "org.bluez"
     static let adapter = "org.bluez.Adapter1"
     static let device = "org.bluez.Device1"

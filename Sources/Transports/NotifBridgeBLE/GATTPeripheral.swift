@@ -120,10 +120,6 @@ public final class GATTPeripheral: Sendable {
         }
     }
 
-    /// How long each unregistration at the stop may take: the daemon's graceful stop has 15 s
-    /// in all, and a hung bluetoothd would otherwise hold each call for sd-bus's 25 s.
-    static let stopCallTimeout = Duration.seconds(2)
-
     /// Withdraws the advertisement and the application, ends the open link and the link stream.
     /// Closing the bus connection withdraws both anyway, should bluetoothd not answer in time.
     public func stop() async {
@@ -132,7 +128,7 @@ public final class GATTPeripheral: Sendable {
             (BlueZ.gattManager, "UnregisterApplication", GATTApplication.application),
         ] {
             _ = try? await bus.call(
-                destination: BlueZ.service, path: adapterPath, interface: interface, member: member, arguments: [.objectPath(path)], timeout: Self.stopCallTimeout
+                destination: BlueZ.service, path: adapterPath, interface: interface, member: member, arguments: [.objectPath(path)], timeout: BlueZ.stopCallTimeout
             )
         }
         state.withLock { state in

@@ -90,7 +90,7 @@ public final class PairingAgent: Sendable {
     public func stop() async {
         // Briefly: closing the connection unregisters the agent anyway (bluetoothd sees it go).
         _ = try? await bus.call(destination: BlueZ.service, path: "/org/bluez", interface: Self.agentManager, member: "UnregisterAgent",
-                                arguments: [.objectPath(Self.path)], timeout: GATTPeripheral.stopCallTimeout)
+                                arguments: [.objectPath(Self.path)], timeout: BlueZ.stopCallTimeout)
         bus.close()
     }
 
