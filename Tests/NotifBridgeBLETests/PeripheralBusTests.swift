@@ -165,7 +165,8 @@ struct PeripheralBusTests {
         }
         #expect(refusals == 200)
         let lines = log.messages(at: .notice).filter { $0.hasPrefix("refused a write") }
-        #expect(lines.count == LogThrottle().burst, "\(lines.count) lines")
+        // Five a window of 10 s; a busy test run may spread the 200 writes over a few windows.
+        #expect((LogThrottle().burst...LogThrottle().burst * 4).contains(lines.count), "\(lines.count) lines")
         #expect(lines.first?.contains("66:55:44:33:22:11") == true, "\(lines)")
         await fixture.peripheral.stop()
         fixture.bluez.bus.close()
