@@ -58,7 +58,8 @@ struct GracefulShutdownTests {
         let running = Task { try await daemon.run(StreamLinkSource(links, announcing: .connected(peer: "test"))) }
 
         let (receipts, _) = try await HostClient.run(over: phoneEnd, session: TestHost.session()) { connection in
-            try await connection.waitUntilEstablished()
+            // Generous: the suite starts with every other test, on two cores.
+            try await connection.waitUntilEstablished(timeout: .seconds(60))
             // Hello and KeyMaterial were two chunks; each event is one more.
             var sequences: Set<UInt64> = []
             for index in 1...12 { sequences.insert(try connection.send(.add(TestHost.note("s\(index)"), .standard))) }

@@ -44,7 +44,8 @@ struct LinkKindTests {
         let outcome: Result<String, any Error>
         do {
             let (established, _) = try await HostClient.run(over: phoneEnd, session: TestHost.session(suites: [.p256])) { connection in
-                try await connection.waitUntilEstablished(timeout: .seconds(10))
+                // Generous: the suite starts with every other test, on two cores.
+                try await connection.waitUntilEstablished(timeout: .seconds(60))
             }
             outcome = .success(established.suite)
         } catch {
