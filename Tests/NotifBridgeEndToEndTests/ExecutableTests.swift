@@ -3,9 +3,7 @@ import NotifBridgeTestSupport
 import Testing
 
 /// The `notifbridge` executable itself, which `swift test` builds beside the test bundle.
-/// Serialized: each case starts a process of a 190 MB debug binary, and eighty of them at
-/// once, at the start of a run on two cores, starved the tests that wait on a key exchange.
-@Suite("The notifbridge executable", .serialized)
+@Suite("The notifbridge executable")
 struct ExecutableTests {
     /// The executable beside the test bundle; `swift test` builds it, so its absence is a failure.
     static func executable() throws -> String {
