@@ -26,6 +26,22 @@ struct SignalSenderTests {
         }
     }
 
+    /// A forger and a listener on `daemon`, the listener subscribed to `rule` (by default the
+    /// owner's signals) and recording `note` of each signal it is given.
+    static func listening(
+        on daemon: PrivateBusDaemon,
+        to rule: String = "type='signal',sender='\(name)',path='\(path)',interface='\(interface)'",
+        note: @escaping @Sendable (DBusSignal) -> String = { $0.member }
+    ) async throws -> (forger: DBusConnection, listener: DBusConnection, received: Received) {
+        let forger = try await DBusConnection.connect(to: daemon.address)
+        let listener = try await DBusConnection.connect(to: daemon.address)
+        let received = Received()
+        try await listener.subscribe(matchRule: rule) { signal in
+            received.members.withLock { $0.append(note(signal)) }
+        }
+        return (forger, listener, received)
+    }
+
     static func signal(_ member: String, to destination: String? = nil) -> DBusSignal {
         DBusSignal(path: path, interface: interface, member: member, destination: destination)
     }
@@ -36,13 +52,10 @@ struct SignalSenderTests {
         defer { daemon.stop() }
         let owner = try await DBusConnection.connect(to: daemon.address)
         try await owner.requestName(Self.name)
-        let forger = try await DBusConnection.connect(to: daemon.address)
-        defer { forger.close() }
-        let listener = try await DBusConnection.connect(to: daemon.address)
-        defer { listener.close() }
-        let received = Received()
-        try await listener.subscribe(matchRule: "type='signal',sender='\(Self.name)',path='\(Self.path)',interface='\(Self.interface)'") { signal in
-            received.members.withLock { $0.append(signal.member) }
+        let (forger, listener, received) = try await Self.listening(on: daemon)
+        defer {
+            forger.close()
+            listener.close()
         }
 
         try await forger.emit(Self.signal("Forged", to: listener.uniqueName))
@@ -76,13 +89,10 @@ struct SignalSenderTests {
     func ownerArrivesLater() async throws {
         let daemon = try PrivateBusDaemon()
         defer { daemon.stop() }
-        let forger = try await DBusConnection.connect(to: daemon.address)
-        defer { forger.close() }
-        let listener = try await DBusConnection.connect(to: daemon.address)
-        defer { listener.close() }
-        let received = Received()
-        try await listener.subscribe(matchRule: "type='signal',sender='\(Self.name)',path='\(Self.path)',interface='\(Self.interface)'") { signal in
-            received.members.withLock { $0.append(signal.member) }
+        let (forger, listener, received) = try await Self.listening(on: daemon)
+        defer {
+            forger.close()
+            listener.close()
         }
         try await forger.emit(Self.signal("Forged", to: listener.uniqueName))
         let owner = try await DBusConnection.connect(to: daemon.address)
@@ -98,15 +108,13 @@ struct SignalSenderTests {
     func busDaemonSender() async throws {
         let daemon = try PrivateBusDaemon()
         defer { daemon.stop() }
-        let forger = try await DBusConnection.connect(to: daemon.address)
-        defer { forger.close() }
-        let listener = try await DBusConnection.connect(to: daemon.address)
-        defer { listener.close() }
-        let received = Received()
-        try await listener.subscribe(
-            matchRule: "type='signal',sender='\(DBusConnection.busDaemon)',interface='\(DBusConnection.busDaemon)',member='NameOwnerChanged',arg0='\(Self.name)'"
-        ) { signal in
-            received.members.withLock { $0.append(signal.sender ?? "?") }
+        let (forger, listener, received) = try await Self.listening(
+            on: daemon,
+            to: "type='signal',sender='\(DBusConnection.busDaemon)',interface='\(DBusConnection.busDaemon)',member='NameOwnerChanged',arg0='\(Self.name)'"
+        ) { $0.sender ?? "?" }
+        defer {
+            forger.close()
+            listener.close()
         }
         try await forger.emit(DBusSignal(
             path: "/org/freedesktop/DBus", interface: DBusConnection.busDaemon, member: "NameOwnerChanged",
