@@ -57,6 +57,38 @@ struct LingeringCloseTests {
         #expect(received == Self.replies)
     }
 
+    /// The linger's 2 s start at the half-closure, not when the last writes begin to flush: a
+    /// peer that reads late still gets everything. Six megabytes in one write are more than the
+    /// two sockets' buffers hold, so most of them wait in NIO until the peer reads, 2.5 s later.
+    @Test("a peer that starts reading late still gets every last write")
+    func lateReaderGetsEverything() async throws {
+        let chunks = 6000
+        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
+        let port = try #require(listener.channel.localAddress?.port)
+        async let served: Void = listener.executeThenClose { connections, _ in
+            for try await connection in connections {
+                try await connection.withChunkLink(peer: "the iPhone") { link in
+                    var iterator = link.inbound.makeAsyncIterator()
+                    _ = try await iterator.next()
+                    try await link.write((0..<chunks).map { [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: Self.replyLength) })
+                }
+                return
+            }
+        }
+        let client = try await TCPLink.connect(host: "127.0.0.1", port: port, limits: .default)
+        let received = try await client.withChunkLink(peer: "the accessory") { link in
+            try await link.write([[0x48]])
+            try await Task.sleep(for: .milliseconds(2500))
+            var count = 0
+            for try await item in link.inbound {
+                if case .chunk(let chunk) = item, chunk.count == Self.replyLength { count += 1 }
+            }
+            return count
+        }
+        try await served
+        #expect(received == chunks)
+    }
+
     /// A peer that neither reads nor closes cannot hold the connection open: the wait after the
     /// half-closure is bounded.
     @Test("a peer that never closes its side is closed on after the linger timeout")
@@ -81,5 +113,31 @@ struct LingeringCloseTests {
         }
         let waited = ContinuousClock.now - started
         #expect(waited >= .seconds(1), "it waited for the peer before closing (\(waited))")
+    }
+
+    /// A peer that reads nothing cannot hold the link open either: the flush is bounded too, by
+    /// `TCPLink.flushTimeout`, which counts from the link's end: six megabytes sit unflushed.
+    @Test("a peer that never reads is closed on after the flush timeout")
+    func nonReaderBounded() async throws {
+        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
+        let port = try #require(listener.channel.localAddress?.port)
+        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.autoRead, value: false)
+            .connect(host: "127.0.0.1", port: port).get()
+        defer { peer.close(promise: nil) }
+        try await peer.writeAndFlush(ByteBuffer(bytes: [0x01, 0x00, 0xAA])).get()
+        let started = ContinuousClock.now
+        try await listener.executeThenClose { connections, _ in
+            for try await connection in connections {
+                try await connection.withChunkLink(peer: "a peer that never reads") { link in
+                    var iterator = link.inbound.makeAsyncIterator()
+                    _ = try await iterator.next()
+                    try await link.write((0..<6000).map { _ in [UInt8](repeating: 1, count: Self.replyLength) })
+                }
+                return
+            }
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(4), "it gave the flush its time before closing (\(waited))")
     }
 }
