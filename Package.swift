@@ -525,6 +525,8 @@ let package = Package(
                 "NotifBridgeScenario", "NotifBridgeWire", "NotifBridgeCrypto", "NotifBridgeDisplay", "NotifBridgeTestSupport",
                 "NotifBridgeRelay", "NotifBridgeRelayClient", "NotifBridgeRelayCore", "NotifBridgeRelayStore", "NotifBridgeRelayPostgres",
                 "NotifBridgeTCP", "NotifBridgeLogGate", logging, nioCore, nioEmbedded, nioPosix, serviceLifecycle,
+                // To run the executable off Swift's cooperative pool.
+                subprocess, systemPackage,
                 // To hand the daemon the errors of a store that broke while it ran.
                 grdb,
                 .product(name: "Hummingbird", package: "hummingbird"),

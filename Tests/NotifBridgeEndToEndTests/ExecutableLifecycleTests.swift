@@ -22,7 +22,7 @@ struct ExecutableLifecycleTests {
         // and acknowledged (the phone exits 0 only then). The phone is a process of its own: in
         // the test runner, a busy pool could hold its Hello past the accessory's Hello timeout.
         for index in 1...3 {
-            let phone = try ExecutableTests.run(["phone", "--port", "\(port)", "--id", "closed-\(index)", "--title", "Anna", "--body", "Lunch?"])
+            let phone = try await ExecutableTests.run(["phone", "--port", "\(port)", "--id", "closed-\(index)", "--title", "Anna", "--body", "Lunch?"])
             #expect(phone.status == 0, "\(phone.output)\(phone.errors)")
             #expect(phone.output.contains("1 forwarded, 1 acknowledged, 1 alerted"), "\(phone.output)")
         }
@@ -43,7 +43,7 @@ struct ExecutableLifecycleTests {
         defer { directory.remove() }
         let (process, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
-        let phone = try ExecutableTests.run(["phone", "--port", "\(port)", "--title", "Anna"])
+        let phone = try await ExecutableTests.run(["phone", "--port", "\(port)", "--title", "Anna"])
         #expect(phone.status == 0, "\(phone.output)\(phone.errors)")
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
@@ -87,7 +87,7 @@ struct ExecutableLifecycleTests {
         defer { directory.remove() }
         let (process, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
-        let load = try ExecutableTests.run(["phone", "load", "--port", "\(port)", "--count", "1"])
+        let load = try await ExecutableTests.run(["phone", "load", "--port", "\(port)", "--count", "1"])
         #expect(load.status == 0, "\(load.errors)")
         let lines = load.output.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("phone │ sending 1 notification as fast as possible") }, "\(load.output)")

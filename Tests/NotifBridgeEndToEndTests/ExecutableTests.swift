@@ -1,5 +1,7 @@
 import Foundation
 import NotifBridgeTestSupport
+import Subprocess
+import SystemPackage
 import Testing
 
 /// The `notifbridge` executable itself, which `swift test` builds beside the test bundle.
@@ -18,8 +20,8 @@ struct ExecutableTests {
         (["--at", "25:00", "--sample", "Examples/sample-call.json"], "--at 25:00 is not HH:MM"),
         (["--at", "22:00"], "--at is the time of --sample's decision"),
     ])
-    func policyRefusesFirst(arguments: [String], message: String) throws {
-        let policy = try Self.run(["policy"] + arguments)
+    func policyRefusesFirst(arguments: [String], message: String) async throws {
+        let policy = try await Self.run(["policy"] + arguments)
         #expect(policy.status != 0)
         #expect(policy.output.isEmpty, "printed before refusing: \(policy.output)")
         #expect(policy.errors.contains(message), "\(policy.errors)")
@@ -31,12 +33,12 @@ struct ExecutableTests {
         (#"{"op": "removeAll"}"#, "must be an add operation; only adds alert"),
         (#"[{"op": "removeAll"}]"#, "the top level must be an object {...}"),
     ])
-    func policySampleRefusedFirst(json: String, message: String) throws {
+    func policySampleRefusedFirst(json: String, message: String) async throws {
         let directory = try TemporaryDirectory("policy-sample")
         defer { directory.remove() }
         let file = directory.path + "/sample.json"
         try Data(json.utf8).write(to: URL(fileURLWithPath: file))
-        let policy = try Self.run(["policy", "--state", directory.path, "--sample", file])
+        let policy = try await Self.run(["policy", "--state", directory.path, "--sample", file])
         #expect(policy.status != 0)
         #expect(policy.output.isEmpty, "printed before refusing: \(policy.output)")
         #expect(policy.errors.contains(message), "\(policy.errors)")
@@ -45,8 +47,8 @@ struct ExecutableTests {
     /// Files given as a pipe (`--config <(…)`, /dev/stdin) read as files do; Foundation refused
     /// them as "Permission denied".
     @Test("policy --config /dev/stdin reads the pipe")
-    func policyFromPipe() throws {
-        let run = try Self.run(["policy", "--config", "/dev/stdin"], input: Data(#"{"silentMode": true}"#.utf8))
+    func policyFromPipe() async throws {
+        let run = try await Self.run(["policy", "--config", "/dev/stdin"], input: Data(#"{"silentMode": true}"#.utf8))
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains(#""silentMode" : true"#), "\(run.output)")
     }
@@ -55,7 +57,7 @@ struct ExecutableTests {
     /// introducer and a bidi override in a keyword and an app ID come out as JSON escapes, in the
     /// policy and in the decision whose reason quotes the keyword.
     @Test("policy shows the file's control characters and bidi overrides escaped")
-    func policyShownSafely() throws {
+    func policyShownSafely() async throws {
         let directory = try TemporaryDirectory("policy-safe")
         defer { directory.remove() }
         let config = directory.path + "/policy.json"
@@ -64,7 +66,7 @@ struct ExecutableTests {
         let sample = directory.path + "/sample.json"
         let add = #"{"op": "add", "notification": {"source": "com.y", "id": "1", "sourceName": "Y", "title": "a\u009b31mRED"}}"#
         try Data(add.utf8).write(to: URL(fileURLWithPath: sample))
-        let run = try Self.run(["policy", "--config", config, "--sample", sample])
+        let run = try await Self.run(["policy", "--config", config, "--sample", sample])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains(#""match" : "a\u009b31mRED""#), "\(run.output)")
         #expect(run.output.contains(#""com.x\u202e""#), "\(run.output)")
@@ -89,11 +91,11 @@ struct ExecutableTests {
         (#"[{"op": "add", "notification": {"source": "a", "id": "1", "sourceName": "A", "title": null, "fixture": "x"}}]"#,
          "cannot connect to the accessory at 127.0.0.1:1: Connection refused (errno 111)"),
     ])
-    func operationFileMistakes(json: String, message: String) throws {
+    func operationFileMistakes(json: String, message: String) async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("operations-\(UUID().uuidString).json")
         try Data(json.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let phone = try Self.run(["phone", "forward", "--file", file.path, "--port", "1"])
+        let phone = try await Self.run(["phone", "forward", "--file", file.path, "--port", "1"])
         #expect(phone.status != 0)
         let prefix = message.hasPrefix("cannot") ? "" : message.hasPrefix("is not valid JSON") ? "--file \(file.path) " : "--file \(file.path): "
         #expect(phone.errors.contains("Error: " + prefix + message), "\(phone.errors)")
@@ -107,8 +109,8 @@ struct ExecutableTests {
         ("0", "--port 0 is not a TCP port an accessory listens on (1...65535)"),
         ("65536", "--port 65536 is not a TCP port an accessory listens on (1...65535)"),
     ])
-    func phonePort(port: String, message: String) throws {
-        let phone = try Self.run(["phone", "forward", "--title", "x", "--port=\(port)", "--timeout", "2"])
+    func phonePort(port: String, message: String) async throws {
+        let phone = try await Self.run(["phone", "forward", "--title", "x", "--port=\(port)", "--timeout", "2"])
         #expect(phone.status != 0)
         #expect(phone.errors.contains(message), "\(phone.errors)")
     }
@@ -197,8 +199,8 @@ struct ExecutableTests {
         (Self.internetPhone(relay: "http://127.0.0.1:65536"), "--relay http://127.0.0.1:65536: 65536 is not a TCP port (1...65535)"),
         (Self.internetPhone(relay: "http://127.0.0.1:65535"), "cannot read --relay-token-file /nonexistent-token: No such file or directory"),
     ])
-    func refusedFlags(arguments: [String], message: String) throws {
-        let run = try Self.run(arguments)
+    func refusedFlags(arguments: [String], message: String) async throws {
+        let run = try await Self.run(arguments)
         #expect(run.status != 0)
         #expect(run.errors.contains(message), "\(run.errors)")
     }
@@ -218,8 +220,8 @@ struct ExecutableTests {
         (["phone", "send", "--source", "", "--port", "1", "/nonexistent.json"], "--source must name the app"),
         (["phone", "send", "--id", "", "--port", "1", "/nonexistent.json"], "--id must not be empty"),
     ])
-    func phoneWordMistakes(arguments: [String], message: String) throws {
-        let run = try Self.run(arguments)
+    func phoneWordMistakes(arguments: [String], message: String) async throws {
+        let run = try await Self.run(arguments)
         #expect(run.status == 64, "\(run.errors)")
         #expect(run.errors.contains(message), "\(run.errors)")
         #expect(run.errors.contains("Usage: notifbridge phone "), "\(run.errors)")
@@ -235,13 +237,13 @@ struct ExecutableTests {
         ("--strings", #"{"greeting":5}"#, "greeting must be a string"),
         ("--categories", #"{"chat":[{"id":"a","title":"A","type":"background"}]}"#, "cannot connect to the accessory at 127.0.0.1:1"),
     ])
-    func sendTables(option: String, table: String, message: String) throws {
+    func sendTables(option: String, table: String, message: String) async throws {
         let directory = try TemporaryDirectory("send-tables")
         defer { directory.remove() }
         let tablePath = directory.path + "/table.json", payload = directory.path + "/payload.json"
         try Data(table.utf8).write(to: URL(fileURLWithPath: tablePath))
         try Data(#"{"aps":{"alert":"hi","category":"chat"}}"#.utf8).write(to: URL(fileURLWithPath: payload))
-        let run = try Self.run(["phone", "send", option, tablePath, "--port", "1", payload])
+        let run = try await Self.run(["phone", "send", option, tablePath, "--port", "1", payload])
         #expect(run.status != 0)
         // The last case is taken, and fails only on the closed port.
         let expected = message.hasPrefix("cannot connect") ? message : "\(option) \(tablePath): \(message)"
@@ -255,7 +257,7 @@ struct ExecutableTests {
         ("missing", "cannot read --relay-ca FILE: No such file or directory"),
         ("junk", "--relay-ca FILE holds no PEM certificate (-----BEGIN CERTIFICATE-----)"),
     ])
-    func relayCAFile(kind: String, message: String) throws {
+    func relayCAFile(kind: String, message: String) async throws {
         let directory = try TemporaryDirectory("relay-ca")
         defer { directory.remove() }
         let token = directory.path + "/token"
@@ -268,7 +270,7 @@ struct ExecutableTests {
         default: break
         }
         let state = directory.path + "/state"
-        let run = try Self.run([
+        let run = try await Self.run([
             "accessory", "--state", state, "--port", "0", "--relay", "wss://relay.invalid", "--relay-id", "watch-1",
             "--relay-token-file", token, "--relay-ca", ca,
         ])
@@ -284,11 +286,11 @@ struct ExecutableTests {
         (String(repeating: "n", count: 30), "--name must be 1...29 bytes in UTF-8; \"\(String(repeating: "n", count: 30))\" is 30"),
         (String(repeating: "é", count: 15), "is 30"),
     ])
-    func bluetoothName(name: String, message: String) throws {
+    func bluetoothName(name: String, message: String) async throws {
         let directory = try TemporaryDirectory("ble-name")
         defer { directory.remove() }
         let state = directory.path + "/state"
-        let run = try Self.run(["accessory", "--transport", "ble", "--name", name, "--state", state])
+        let run = try await Self.run(["accessory", "--transport", "ble", "--name", name, "--state", state])
         #expect(run.status == 64, "\(run.errors)")
         #expect(run.errors.contains(message), "\(run.errors)")
         #expect(!FileManager.default.fileExists(atPath: state), "the state directory was made")
@@ -297,7 +299,7 @@ struct ExecutableTests {
     /// Something that takes the connection and says nothing (a relay's HTTP port waits for a
     /// request): the phone says so once, and prints no "link closed" of its own teardown first.
     @Test("phone at a port where nothing speaks: one error with the hint, no link line before it")
-    func phoneAtSilentPort() throws {
+    func phoneAtSilentPort() async throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
         var address = sockaddr_in()
@@ -309,7 +311,7 @@ struct ExecutableTests {
         }
         try #require(bound && listen(listener, 4) == 0)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        let phone = try Self.run(["phone", "forward", "--title", "x", "--port", "\(port)", "--timeout", "1"])
+        let phone = try await Self.run(["phone", "forward", "--title", "x", "--port", "\(port)", "--timeout", "1"])
         #expect(phone.status != 0)
         #expect(phone.errors.contains("timed out waiting for the key exchange (1.0 seconds): the connection is open but nothing answered; is a NotifBridge accessory listening there?"), "\(phone.errors)")
         #expect(!phone.output.contains("link closed"), "\(phone.output)")
@@ -329,10 +331,10 @@ struct ExecutableTests {
         ("--port=65536", "--port 65536 is not a TCP port (0...65535)"),
         ("--port=-1", "--port -1 is not a TCP port (0...65535)"),
     ])
-    func relayPort(port: String, message: String) throws {
+    func relayPort(port: String, message: String) async throws {
         let directory = try TemporaryDirectory("relay-port")
         defer { directory.remove() }
-        let relay = try Self.run(["relay", "serve", "--state", directory.path, port, "--max-connections", "0"])
+        let relay = try await Self.run(["relay", "serve", "--state", directory.path, port, "--max-connections", "0"])
         #expect(relay.status != 0)
         #expect(relay.errors.contains("Error: " + message), "\(relay.errors)")
     }
@@ -340,13 +342,13 @@ struct ExecutableTests {
     /// With both suites offered, a P-256 accessory used to get the notification, and only then
     /// was the pairing found unusable.
     @Test("phone --internet-pairing offers X-Wing alone: a P-256 accessory refuses the exchange and gets nothing")
-    func pairingOffersXWingOnly() throws {
+    func pairingOffersXWingOnly() async throws {
         let directory = try TemporaryDirectory("pairing-p256")
         defer { directory.remove() }
         let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state", options: ["--suite", "p256"])
         defer { process.terminate() }
         let pairing = directory.path + "/pairing.json"
-        let phone = try Self.run(["phone", "--port", "\(port)", "--title", "x", "--internet-pairing", pairing, "--timeout", "5"])
+        let phone = try await Self.run(["phone", "--port", "\(port)", "--title", "x", "--internet-pairing", pairing, "--timeout", "5"])
         #expect(phone.status != 0)
         #expect(phone.errors.contains("the host accepts XWing; this accessory's key is P256"), "\(phone.errors)")
         #expect(!phone.output.contains("sent add"), "\(phone.output)")
@@ -356,7 +358,7 @@ struct ExecutableTests {
     /// One operation the accessory could never take used to end the run: the ones before it
     /// were printed as sent but never acknowledged, and the ones after never went.
     @Test("phone --file: an operation too large for the accessory is reported and skipped; the others are stored")
-    func oneOperationNotSent() throws {
+    func oneOperationNotSent() async throws {
         let directory = try TemporaryDirectory("not-sent")
         defer { directory.remove() }
         let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state")
@@ -368,24 +370,24 @@ struct ExecutableTests {
              {"op": "add", "notification": {"source": "a", "id": "big", "sourceName": "A", "body": "\#(big)"}},
              {"op": "add", "notification": {"source": "a", "id": "after", "sourceName": "A", "title": "y"}}]
             """#.utf8).write(to: URL(fileURLWithPath: file))
-        let phone = try Self.run(["phone", "--port", "\(port)", "--file", file])
+        let phone = try await Self.run(["phone", "--port", "\(port)", "--file", file])
         #expect(phone.status == 1)
         let lines = phone.output.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("phone │ not sent: add a/big: notification too large: ") }, "\(phone.output)")
         #expect(lines.contains { $0.hasPrefix("phone │ sent add a/after as #") }, "\(phone.output)")
         #expect(lines.contains("phone │ 2 forwarded, 2 acknowledged, 2 alerted; 1 not sent"), "\(phone.output)")
-        let listed = try Self.run(["respond", "list", "--state", directory.path + "/state"])
+        let listed = try await Self.run(["respond", "list", "--state", directory.path + "/state"])
         #expect(listed.output.contains("before") && listed.output.contains("after") && !listed.output.contains("big"), "\(listed.output)")
     }
 
     /// The key was read whole, whatever its length (800 MB took 1.7 GB and 40 s to refuse).
     @Test("relay serve --apns-key: a file at the limit is read and judged as a key, one byte longer is refused unread", arguments: [0, 1])
-    func apnsKeyLimit(over: Int) throws {
+    func apnsKeyLimit(over: Int) async throws {
         let directory = try TemporaryDirectory("apns-key")
         defer { directory.remove() }
         let key = directory.path + "/AuthKey.p8"
         try Data(repeating: UInt8(ascii: "k"), count: 64 * 1024 + over).write(to: URL(fileURLWithPath: key))
-        let relay = try Self.run([
+        let relay = try await Self.run([
             "relay", "serve", "--state", directory.path + "/state", "--port", "0",
             "--apns-key", key, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
         ])
@@ -400,12 +402,12 @@ struct ExecutableTests {
     /// With APNs configured, a start that fails (here on a state path that is a file) still
     /// shuts the APNs client down: a debug build traps on one released running.
     @Test("relay serve with APNs: a start that fails says why and exits 1")
-    func apnsStartFailure() throws {
+    func apnsStartFailure() async throws {
         let directory = try TemporaryDirectory("apns-start")
         defer { directory.remove() }
         let state = directory.path + "/state"
         try Data("not a directory\n".utf8).write(to: URL(fileURLWithPath: state))
-        let relay = try Self.run([
+        let relay = try await Self.run([
             "relay", "serve", "--state", state, "--port", "0",
             "--apns-key", StandInFixtures.directory.appendingPathComponent("apns-auth-key.p8").path, "--apns-key-id", "ABC123DEFG", "--apns-team-id", "DEF123GHIJ",
         ])
@@ -416,7 +418,7 @@ struct ExecutableTests {
     /// It used to connect, send, then write the pairing over whatever the path held (the
     /// accessory's key, in the report).
     @Test("phone --internet-pairing at a file that is not a pairing is refused before connecting, the file untouched")
-    func pairingPathRefusedFirst() throws {
+    func pairingPathRefusedFirst() async throws {
         let directory = try TemporaryDirectory("pairing-victim")
         defer { directory.remove() }
         let victim = directory.path + "/identity-xwing.key"
@@ -424,7 +426,7 @@ struct ExecutableTests {
         try Data(contents.utf8).write(to: URL(fileURLWithPath: victim))
         chmod(victim, 0o600)
         // Port 1: nothing listens there, so a phone that got as far as connecting would say so.
-        let phone = try Self.run(["phone", "--port", "1", "--title", "oops", "--internet-pairing", victim])
+        let phone = try await Self.run(["phone", "--port", "1", "--title", "oops", "--internet-pairing", victim])
         #expect(phone.status != 0)
         #expect(phone.errors.contains("will not save the internet pairing over \(victim): "), "\(phone.errors)")
         #expect(!phone.errors.contains("connect"), "\(phone.errors)")
@@ -439,12 +441,12 @@ struct ExecutableTests {
         ("file/pairing.json", "Not a directory"),
         ("pairing.json", "cannot connect to the accessory at 127.0.0.1:1"),
     ])
-    func pairingDirectory(relative: String, message: String) throws {
+    func pairingDirectory(relative: String, message: String) async throws {
         let directory = try TemporaryDirectory("pairing-directory")
         defer { directory.remove() }
         try Data("not a directory".utf8).write(to: URL(fileURLWithPath: directory.path + "/file"))
         let path = directory.path + "/" + relative
-        let phone = try Self.run(["phone", "--port", "1", "--title", "x", "--internet-pairing", path])
+        let phone = try await Self.run(["phone", "--port", "1", "--title", "x", "--internet-pairing", path])
         #expect(phone.status != 0)
         #expect(phone.errors.contains(message), "\(phone.errors)")
         #expect(!FileManager.default.fileExists(atPath: path))
@@ -452,15 +454,15 @@ struct ExecutableTests {
 
     /// The control socket's failures read as the system's message, not NIO's description of it.
     @Test("respond without an accessory, and an accessory whose control socket path is taken, say what is wrong")
-    func controlSocketFailures() throws {
+    func controlSocketFailures() async throws {
         let directory = try TemporaryDirectory("control-socket")
         defer { directory.remove() }
-        let respond = try Self.run(["respond", "list", "--state", directory.path])
+        let respond = try await Self.run(["respond", "list", "--state", directory.path])
         #expect(respond.status != 0)
         #expect(respond.errors.contains("no accessory is listening on \(directory.path)/control.sock (No such file or directory (errno 2))"), "\(respond.errors)")
 
         try FileManager.default.createDirectory(atPath: directory.path + "/control.sock", withIntermediateDirectories: false)
-        let accessory = try Self.run(["accessory", "--state", directory.path, "--port", "0", "--exit-with-parent"])
+        let accessory = try await Self.run(["accessory", "--state", directory.path, "--port", "0", "--exit-with-parent"])
         #expect(accessory.status != 0)
         #expect(
             accessory.errors.contains("cannot open the control socket \(directory.path)/control.sock: something that is not a socket is at that path"),
@@ -471,14 +473,14 @@ struct ExecutableTests {
     /// The simulated iPhone's own lines quote the ids and sources of the operations it sends,
     /// which come from a file: a control sequence there is shown, not sent to the terminal.
     @Test("phone forward --file: control characters in a file's ids are shown escaped")
-    func phoneLinesAreTerminalSafe() throws {
+    func phoneLinesAreTerminalSafe() async throws {
         let directory = try TemporaryDirectory("phone-lines")
         defer { directory.remove() }
         let (process, port, _, _) = try Self.startAccessory(state: directory.path)
         defer { process.terminate() }
         let file = directory.path + "/operations.json"
         try Data(#"[{"op": "remove", "source": "com.evil\u001b[31mapp", "id": "x\u0007"}]"#.utf8).write(to: URL(fileURLWithPath: file))
-        let phone = try Self.run(["phone", "forward", "--file", file, "--port", "\(port)"])
+        let phone = try await Self.run(["phone", "forward", "--file", file, "--port", "\(port)"])
         #expect(phone.output.contains(#"sent remove com.evil\u{1B}[31mapp/x\u{7} as #1"#), "\(phone.output)")
         #expect(!phone.output.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" }, "\(phone.output)")
     }
@@ -506,26 +508,27 @@ struct ExecutableTests {
         return (process, try #require(port, "no port in \(line)"), output, errors)
     }
 
-    /// Runs the executable to its end: its exit status and what it printed (small outputs: each
-    /// pipe is read to its end in turn).
-    static func run(_ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable())
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let stdin = Pipe()
-        if input != nil { process.standardInput = stdin }
-        try process.run()
-        if let input {
-            try stdin.fileHandleForWriting.write(contentsOf: input)
-            try stdin.fileHandleForWriting.close()
+    /// What `run` keeps of each stream; a command printing more is a failure of its own.
+    static let outputLimit = 4 << 20
+
+    /// Runs the executable to its end: its exit status (128 + the signal, if one ended it) and
+    /// what it printed. swift-subprocess waits for the process and its pipes off Swift's
+    /// cooperative pool: blocking calls there (`waitUntilExit`, `readDataToEndOfFile`), one for
+    /// each of the eighty processes a run starts at once, held both of a two-core machine's
+    /// threads, and the suite's key-exchange and HTTP waits starved behind them.
+    static func run(_ arguments: [String], input: Data? = nil) async throws -> (status: Int32, output: String, errors: String) {
+        let result = try await Subprocess.run(
+            .path(FilePath(try executable())),
+            arguments: Arguments(arguments),
+            input: .array([UInt8](input ?? Data())),
+            output: .string(limit: outputLimit),
+            error: .string(limit: outputLimit)
+        )
+        let status: Int32 = switch result.terminationStatus {
+        case .exited(let code): code
+        case .signaled(let signal): 128 + signal
         }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, printed, said)
+        return (status, result.standardOutput ?? "", result.standardError ?? "")
     }
 
     /// Alive and not a zombie (an orphan's new parent may not have reaped it yet).

@@ -10,7 +10,7 @@ struct StateLockTests {
     static func lockPath(_ directory: String) -> String { directory + "/accessory.lock" }
 
     @Test("a second accessory process on the directory is refused, naming the first; the first goes on, its key unchanged")
-    func secondProcess() throws {
+    func secondProcess() async throws {
         let directory = try TemporaryDirectory("lock-process")
         defer { directory.remove() }
         let (first, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
@@ -30,7 +30,7 @@ struct StateLockTests {
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)) == before, "nothing made or removed")
         #expect(!keyFiles.isEmpty)
         #expect(try keyFiles.map { try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + $0)) } == keys)
-        let phone = try ExecutableTests.run(["phone", "--port", "\(port)", "--id", "after-refusal", "--title", "Anna", "--body", "Lunch?"])
+        let phone = try await ExecutableTests.run(["phone", "--port", "\(port)", "--id", "after-refusal", "--title", "Anna", "--body", "Lunch?"])
         #expect(phone.status == 0, "\(phone.output)\(phone.errors)")
         #expect(phone.output.contains("1 forwarded, 1 acknowledged"), "\(phone.output)")
     }
