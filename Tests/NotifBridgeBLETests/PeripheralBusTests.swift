@@ -247,6 +247,45 @@ struct PeripheralBusTests {
         await peripheral.stop()
     }
 
+    /// The peripheral's own bus connection lost (the bus daemon gone, or dropping it): nothing
+    /// would ever reach it again, so the link and the link stream end as when bluetoothd
+    /// leaves, and the daemon exits for its supervisor to start it again.
+    @Test("When the peripheral's bus connection is lost, the open link and the link stream end")
+    func busLost() async throws {
+        let fixture = try await Fixture.start()
+        let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
+        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
+        try await bluez.write(name, [1])
+        var links = peripheral.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        var inbound = link.inbound.makeAsyncIterator()
+        _ = try await inbound.next()
+        fixture.daemon.stop()
+        await #expect(throws: BluetoothFailure.self) { _ = try await inbound.next() }
+        #expect(await links.next() == nil)
+        await peripheral.stop()
+    }
+
+    /// What another part reports (the pairing agent's or the ANCS client's bus lost) ends the
+    /// peripheral too, and a central that writes after that gets a refusal, not a link the
+    /// stopping daemon would never serve.
+    @Test("end(because:) ends the link stream; a write after it is refused")
+    func endedRefusesWrites() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
+        let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
+        peripheral.end(because: "the pairing agent lost its system bus connection")
+        var links = peripheral.links.makeAsyncIterator()
+        #expect(await links.next() == nil)
+        await #expect {
+            try await bluez.write(name, [1])
+        } throws: { error in
+            if case .errorReply(let name, let message) = error as? DBusError { name == "org.bluez.Error.Failed" && message.contains("stopping") } else { false }
+        }
+        await peripheral.stop()
+        bluez.bus.close()
+    }
+
     /// The order of the failing VM run: the central subscribed, bluetoothd reported it gone
     /// (StopNotify) before the central's first write, and it subscribed again only after
     /// the link opened. The accessory's first notification waits for the new subscription

@@ -254,6 +254,10 @@ struct AccessoryCommand: AsyncParsableCommand {
                 throw CommandFailure("\(error)")
             }
         }
+        // Each part has a bus connection of its own; losing any of them leaves Bluetooth half
+        // dead with nothing to say so, so it stops the daemon as bluetoothd's exit does.
+        ancs?.onBusLoss { peripheral.end(because: "the ANCS client lost its system bus connection (\($0))") }
+        agent?.onBusLoss { peripheral.end(because: "the pairing agent lost its system bus connection (\($0))") }
         let announce = PresenterEvent.advertising(adapter: adapter, name: name, suite: suite.rawValue, keyID: hexString(daemon.keyID))
         return AccessoryService(
             daemon: daemon,

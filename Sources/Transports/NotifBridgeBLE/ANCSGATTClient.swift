@@ -190,6 +190,12 @@ public final class ANCSGATTClient: Sendable {
         }
     }
 
+    /// Calls `handler` once if the client's bus connection is lost (not at ``stop()``): no
+    /// ANCS value or device change reaches it after that, and its subscriptions are gone.
+    public func onBusLoss(_ handler: @escaping DBusLossHandler) {
+        bus.onLoss(handler)
+    }
+
     /// Ends the subscriptions (bluetoothd drops them with this client's bus connection) and
     /// the event stream.
     public func stop() async {

@@ -38,6 +38,8 @@ public final class GATTPeripheral: Sendable {
         /// The open link's inbound stream, and a number that tells its writes from a later link's.
         var inbound: AsyncThrowingStream<LinkInbound, any Error>.Continuation?
         var generation = 0
+        /// The link stream was ended by ``GATTPeripheral/end(because:)``.
+        var ended = false
     }
 
     private init(bus: DBusConnection, adapter: String, adapterPath: String, name: String, resubscribeGrace: Duration, gate: LogGate, logger: Logger) {
@@ -88,11 +90,13 @@ public final class GATTPeripheral: Sendable {
             try await bus.subscribe(matchRule: BlueZ.propertiesChangedRule(interface: BlueZ.device)) { [weak self] signal in
                 self?.deviceChanged(signal)
             }
-            // bluetoothd going away takes the application and advertisement with it.
+            // bluetoothd going away takes the application and advertisement with it, and so
+            // does losing the bus: no call, write or disconnect would reach us again.
             try await bus.subscribe(matchRule: "type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(BlueZ.service)'") { [weak self] signal in
                 guard signal.arguments.count == 3, signal.arguments[2].stringValue == "" else { return }
-                self?.bluetoothdGone()
+                self?.end(because: "bluetoothd left the bus")
             }
+            bus.onLoss { [weak self] error in self?.end(because: "the system bus connection was lost (\(error))") }
         } catch {
             throw BluetoothFailure("cannot export the GATT application", error)
         }
@@ -179,7 +183,11 @@ public final class GATTPeripheral: Sendable {
         logger.trace("inbox write of \(write.value.count) bytes (\(write.kind.rawValue), MTU \(write.mtu.map(String.init) ?? "?"))")
         let effects: [CentralArbiter.Effect]
         do throws(InboxWrite.Refusal) {
-            effects = try state.withLock { state throws(InboxWrite.Refusal) in try state.arbiter.write(write) }
+            effects = try state.withLock { state throws(InboxWrite.Refusal) in
+                // No link opened now would reach the daemon, which is stopping.
+                guard !state.ended else { throw InboxWrite.Refusal(name: BlueZ.failed, message: "the accessory is stopping") }
+                return try state.arbiter.write(write)
+            }
         } catch {
             return refused(error, from: write.device)
         }
@@ -199,13 +207,17 @@ public final class GATTPeripheral: Sendable {
     }
 
     /// Ends the open link and the link stream, so the daemon stops serving Bluetooth and exits
-    /// (a supervisor starts it again once bluetoothd is back).
-    private func bluetoothdGone() {
-        logger.error("bluetoothd left the bus; the GATT service and advertisement are gone")
-        state.withLock { state in
-            state.inbound?.finish(throwing: BluetoothFailure("bluetoothd left the bus"))
+    /// (a supervisor starts it again once bluetoothd, or the bus, is back). Also for what goes
+    /// wrong beside the peripheral that only a restart mends, such as the pairing agent's bus.
+    public func end(because reason: String) {
+        let first = state.withLock { state in
+            state.inbound?.finish(throwing: BluetoothFailure(reason))
             state.inbound = nil
+            defer { state.ended = true }
+            return !state.ended
         }
+        guard first else { return }
+        logger.error("\(reason); the GATT service and advertisement are gone")
         linkSink.finish()
     }
 

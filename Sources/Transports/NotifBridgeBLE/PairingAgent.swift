@@ -86,6 +86,13 @@ public final class PairingAgent: Sendable {
         UInt32(clamping: duration.components.seconds + (duration.components.attoseconds > 0 ? 1 : 0))
     }
 
+    /// Calls `handler` once if the agent's bus connection is lost (not at ``stop()``).
+    /// bluetoothd then drops the agent, and only a new one, made by a restart, answers pairings
+    /// as this one does.
+    public func onBusLoss(_ handler: @escaping DBusLossHandler) {
+        bus.onLoss(handler)
+    }
+
     /// Unregisters the agent. The adapter's pairability ends with its own timeout.
     public func stop() async {
         // Briefly: closing the connection unregisters the agent anyway (bluetoothd sees it go).

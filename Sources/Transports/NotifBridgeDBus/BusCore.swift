@@ -6,6 +6,9 @@ import Synchronization
 /// run, and must then complete whatever waits on it with `.closed`.
 typealias BusJob = @Sendable (BusLoop?) -> Void
 
+/// Told why a connection ended that nobody closed.
+public typealias DBusLossHandler = @Sendable (DBusError) -> Void
+
 /// The part of a connection that any thread may touch: a queue of jobs for the bus thread and
 /// the eventfd that wakes that thread from `poll`. Nothing here calls sd-bus.
 final class BusCore: Sendable {
@@ -14,6 +17,9 @@ final class BusCore: Sendable {
         var closeRequested = false
         /// Set once by the bus thread at teardown; from then on jobs are refused.
         var finished = false
+        /// Why the connection ended without a close: the bus daemon went away or dropped it.
+        var loss: DBusError?
+        var lossHandlers: [DBusLossHandler] = []
     }
 
     private let state = Mutex(State())
@@ -70,6 +76,28 @@ final class BusCore: Sendable {
             close(wakeFD)
             defer { state.jobs = [] }
             return state.jobs
+        }
+    }
+
+    /// Calls `handler` once if the connection is lost, at once if it already was; never if it
+    /// was closed on request.
+    func onLoss(_ handler: @escaping DBusLossHandler) {
+        let loss: DBusError? = state.withLock { state in
+            if let loss = state.loss { return loss }
+            if !state.closeRequested, !state.finished { state.lossHandlers.append(handler) }
+            return nil
+        }
+        if let loss { handler(loss) }
+    }
+
+    /// Bus thread, at teardown: records `reason` as a loss unless a close was requested, and
+    /// hands back the handlers to tell.
+    func lost(_ reason: DBusError) -> [DBusLossHandler] {
+        state.withLock { state in
+            guard !state.closeRequested, state.loss == nil else { return [] }
+            state.loss = reason
+            defer { state.lossHandlers = [] }
+            return state.lossHandlers
         }
     }
 

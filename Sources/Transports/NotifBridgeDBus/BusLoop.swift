@@ -156,10 +156,13 @@ final class BusLoop {
     }
 
     /// Fails what still waits, then frees slots (their destroy callbacks complete pending calls
-    /// and release handlers) and the bus, flushing messages already queued for sending.
+    /// and release handlers) and the bus, flushing messages already queued for sending. A
+    /// connection that ended unasked tells its loss handlers last.
     private func teardown(_ reason: DBusError) {
         readiness?.resume(returning: .failure(reason))
         readiness = nil
+        let told = core.lost(reason)
+        defer { for handler in told { handler(reason) } }
         for job in core.finish() { job(nil) }
         let held = slots
         slots = [:]

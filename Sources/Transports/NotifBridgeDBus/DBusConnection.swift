@@ -160,6 +160,14 @@ public final class DBusConnection: Sendable {
         core.requestClose()
     }
 
+    /// Calls `handler` once, on the bus thread, if the connection ends without ``close()``: the
+    /// bus daemon exited or dropped it. Nothing on it works after that, and nothing else says
+    /// so: subscriptions just stop. Called at once if that already happened; never after
+    /// ``close()``.
+    public func onLoss(_ handler: @escaping DBusLossHandler) {
+        core.onLoss(handler)
+    }
+
     /// Whether ``close()`` was called or the connection was lost.
     public var isClosed: Bool { core.isClosed }
 
