@@ -43,4 +43,28 @@ struct KeyPinTests {
             #expect(try accessory.daemon.store.notifications().isEmpty, "a notification reached an accessory with another key")
         }
     }
+
+    /// The link's end is the session's doing here, not the body's: a body that never looks at
+    /// the events (it sends, then sleeps) must not keep the connection open with it.
+    @Test("Another key: the link closes although the body is not waiting on its events")
+    func closedWithoutWaiting() async throws {
+        let directory = try TemporaryDirectory("pin-close")
+        defer { directory.remove() }
+        let accessory = try await RunningAccessory.start(stateDirectory: directory.path)
+        defer { Task { await accessory.stop() } }
+        var wanted = Data(accessory.daemon.keyID)
+        wanted[wanted.startIndex] ^= 0x01
+        let daemon = accessory.daemon
+        let closed = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(), accessoryKeyID: wanted) { phone in
+            try phone.send(.add(TestHost.note("unwaited"), .standard))
+            // Polls the accessory's side only, up to 20 s: the exchange, then the close.
+            for _ in 0..<200 {
+                try await Task.sleep(for: .milliseconds(100))
+                if daemon.openConnectionCount == 0 { return true }
+            }
+            return false
+        }.0
+        #expect(closed, "the accessory still had the connection open while the body slept")
+        #expect(try accessory.daemon.store.notifications().isEmpty)
+    }
 }

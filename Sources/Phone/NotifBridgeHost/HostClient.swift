@@ -14,6 +14,11 @@ public final class HostClient: Sendable {
     private let onEvent: @Sendable (HostClientEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
     private let closing = Mutex(false)
+    /// Set once the link ended or the session closed it; the first reason is the one told.
+    private let finished = Mutex(false)
+    /// Set when the session decided to end the link (`.close`): the writer closes it once what
+    /// was queued before is written, whether or not the body is waiting on events.
+    let sessionClosed = Mutex(false)
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
     /// The accessory key this link must reach (`--key-id`), when the caller knows it.
@@ -80,6 +85,7 @@ public final class HostClient: Sendable {
                     }
                     if let sequence = item.sequence { connection.completed(sequence, .success(())) }
                 }
+                if connection.sessionClosed.withLock({ $0 }) { link.close() }
                 return nil
             }
             group.addTask {
@@ -240,7 +246,7 @@ public final class HostClient: Sendable {
         case .chunkLength(let length):
             state.withLock { $0.setTransportChunkLength(length) }
         case .invalid(let error):
-            finish(reason: "accessory stream is unusable: \(error)")
+            endLink(reason: "accessory stream is unusable: \(error)")
         case .chunk(let chunk):
             let result: Result<[HostSession.Action], WireError> = state.withLock { state in
                 do throws(WireError) {
@@ -249,7 +255,9 @@ public final class HostClient: Sendable {
                     // waits for a receipt, and none of it may go to another key.
                     if let wanted = accessoryKeyID, let reached = state.session.pairing?.accessoryKeyID, reached != wanted {
                         // Finished under the lock: a send racing this step cannot queue a
-                        // message sealed to the wrong key behind it.
+                        // message sealed to the wrong key behind it. Marked first, so the
+                        // writer that the finish ends closes the link.
+                        sessionClosed.withLock { $0 = true }
                         outbound.finish()
                         return .success([.close(reason: "the accessory's key \(hexString(reached)) is not the one asked for (\(hexString(wanted))); nothing was sent to it")])
                     }
@@ -305,7 +313,7 @@ public final class HostClient: Sendable {
             case .peerError(let error):
                 post(.peerError(code: String(describing: error.code), detail: error.detail))
             case .close(let reason):
-                finish(reason: reason)
+                endLink(reason: reason)
             }
         }
     }
@@ -315,7 +323,15 @@ public final class HostClient: Sendable {
         mailbox.post(event)
     }
 
+    /// This side ends the link: the writer closes it after what is queued (marked before the
+    /// queue is finished, which ends the writer).
+    private func endLink(reason: String) {
+        sessionClosed.withLock { $0 = true }
+        finish(reason: reason)
+    }
+
     private func finish(reason: String) {
+        guard finished.withLock({ done in defer { done = true }; return !done }) else { return }
         if !closing.withLock({ $0 }) { post(.closed(reason: reason)) }
         mailbox.finish()
         receiptLog.close()
