@@ -16,9 +16,15 @@ public final class HostClient: Sendable {
     private let closing = Mutex(false)
     /// Set once the link ended or the session closed it; the first reason is the one told.
     private let finished = Mutex(false)
-    /// Set when the session decided to end the link (`.close`): the writer closes it once what
-    /// was queued before is written, whether or not the body is waiting on events.
-    let sessionClosed = Mutex(false)
+    /// Closes the link when this side ends it, whether or not the body is waiting on events.
+    private let closeLink: @Sendable () -> Void
+    /// Answers to the accessory (KeyMaterial, BindFeature) queued and not yet written.
+    private let unwrittenAnswers = Mutex(0)
+
+    /// Answers the accessory may leave unread before the link is closed. An exchange needs
+    /// two; an accessory that keeps offering keys without reading would otherwise grow the
+    /// queue for as long as it sends (1 KB a KeyMaterial).
+    public static let maxUnwrittenAnswers = 16
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
     /// The accessory key this link must reach (`--key-id`), when the caller knows it.
@@ -28,15 +34,18 @@ public final class HostClient: Sendable {
     struct Outbound: Sendable {
         var chunks: [[UInt8]]
         var sequence: UInt64?
+        /// An answer to something the accessory sent, counted in `unwrittenAnswers`.
+        var answer = false
     }
 
     private init(
         session: HostSession, limits: WireLimits, chunkLength: Int, accessoryKeyID: Data?, outbound: AsyncStream<Outbound>.Continuation,
-        onEvent: @escaping @Sendable (HostClientEvent) -> Void
+        closeLink: @escaping @Sendable () -> Void, onEvent: @escaping @Sendable (HostClientEvent) -> Void
     ) {
         state = Mutex(HostConnection(session: session, limits: limits, chunkLength: chunkLength))
         self.accessoryKeyID = accessoryKeyID
         self.outbound = outbound
+        self.closeLink = closeLink
         self.onEvent = onEvent
     }
 
@@ -71,7 +80,8 @@ public final class HostClient: Sendable {
     ) async throws -> (T, HostSession) {
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
         let connection = HostClient(
-            session: session, limits: limits, chunkLength: link.chunkLength, accessoryKeyID: accessoryKeyID, outbound: continuation, onEvent: onEvent
+            session: session, limits: limits, chunkLength: link.chunkLength, accessoryKeyID: accessoryKeyID, outbound: continuation,
+            closeLink: { link.close() }, onEvent: onEvent
         )
         let result = try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -84,8 +94,8 @@ public final class HostClient: Sendable {
                         throw error
                     }
                     if let sequence = item.sequence { connection.completed(sequence, .success(())) }
+                    if item.answer { connection.unwrittenAnswers.withLock { $0 -= 1 } }
                 }
-                if connection.sessionClosed.withLock({ $0 }) { link.close() }
                 return nil
             }
             group.addTask {
@@ -255,13 +265,20 @@ public final class HostClient: Sendable {
                     // waits for a receipt, and none of it may go to another key.
                     if let wanted = accessoryKeyID, let reached = state.session.pairing?.accessoryKeyID, reached != wanted {
                         // Finished under the lock: a send racing this step cannot queue a
-                        // message sealed to the wrong key behind it. Marked first, so the
-                        // writer that the finish ends closes the link.
-                        sessionClosed.withLock { $0 = true }
+                        // message sealed to the wrong key behind it.
                         outbound.finish()
                         return .success([.close(reason: "the accessory's key \(hexString(reached)) is not the one asked for (\(hexString(wanted))); nothing was sent to it")])
                     }
-                    return .success(Self.enqueueWrites(actions, outbound: outbound))
+                    let answers = actions.count { if case .write(_, nil) = $0 { true } else { false } }
+                    let unwritten = unwrittenAnswers.withLock { unwritten in
+                        unwritten += answers
+                        return unwritten
+                    }
+                    if unwritten > Self.maxUnwrittenAnswers {
+                        outbound.finish()
+                        return .success([.close(reason: "the accessory left \(unwritten - answers) answers unread and asked for more; closed")])
+                    }
+                    return .success(Self.enqueueWrites(actions, outbound: outbound, answers: true))
                 } catch {
                     return .failure(error)
                 }
@@ -282,11 +299,13 @@ public final class HostClient: Sendable {
         }
     }
 
-    private static func enqueueWrites(_ actions: [HostConnection.Action], outbound: AsyncStream<Outbound>.Continuation) -> [HostSession.Action] {
+    /// With `answers`, the writes that carry no event (KeyMaterial, BindFeature) are counted
+    /// as answers to the accessory until written.
+    private static func enqueueWrites(_ actions: [HostConnection.Action], outbound: AsyncStream<Outbound>.Continuation, answers: Bool = false) -> [HostSession.Action] {
         actions.compactMap { action in
             switch action {
             case .write(let chunks, let sequence):
-                outbound.yield(Outbound(chunks: chunks, sequence: sequence))
+                outbound.yield(Outbound(chunks: chunks, sequence: sequence, answer: answers && sequence == nil))
                 return nil
             case .session(let action):
                 return action
@@ -323,11 +342,10 @@ public final class HostClient: Sendable {
         mailbox.post(event)
     }
 
-    /// This side ends the link: the writer closes it after what is queued (marked before the
-    /// queue is finished, which ends the writer).
+    /// This side ends the link: nothing more is sent, and the link closes at once.
     private func endLink(reason: String) {
-        sessionClosed.withLock { $0 = true }
         finish(reason: reason)
+        closeLink()
     }
 
     private func finish(reason: String) {
