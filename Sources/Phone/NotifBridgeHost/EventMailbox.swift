@@ -1,3 +1,4 @@
+import NIOCore
 import Synchronization
 
 /// What the simulated iPhone learns from the accessory, in arrival order.
@@ -20,10 +21,12 @@ public struct HostTimeout: Error, CustomStringConvertible {
     public var description: String { "timed out waiting for \(waitingFor)" }
 }
 
-/// A single-consumer queue of events with an awaitable `next`.
+/// A single-consumer queue of events with an awaitable `next`. A ring buffer: a large
+/// `phone forward --file` reads its receipts only after sending everything, and taking each
+/// from the front of an array moved all the others.
 final class EventMailbox<Element: Sendable>: Sendable {
     private struct State {
-        var buffer: [Element] = []
+        var buffer = CircularBuffer<Element>()
         var waiter: CheckedContinuation<Element?, Never>?
         var finished = false
     }
@@ -54,8 +57,8 @@ final class EventMailbox<Element: Sendable>: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 state.withLock { state in
-                    if !state.buffer.isEmpty {
-                        continuation.resume(returning: state.buffer.removeFirst())
+                    if let first = state.buffer.popFirst() {
+                        continuation.resume(returning: first)
                     } else if state.finished || Task.isCancelled {
                         continuation.resume(returning: nil)
                     } else {
