@@ -13,7 +13,7 @@ struct ExecutableLifecycleTests {
     func readerGone() async throws {
         let directory = try TemporaryDirectory("closed-output")
         defer { directory.remove() }
-        let (process, port, output, errors) = try ExecutableTests.startAccessory(state: directory.path)
+        let (process, port, output, errors) = try await ExecutableTests.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
         // The reader goes away after the first line, as `head -1` does.
         try output.fileHandleForReading.close()
@@ -29,9 +29,9 @@ struct ExecutableLifecycleTests {
         #expect(process.isRunning)
 
         process.terminate()
-        process.waitUntilExit()
+        await ExecutableTests.waitForExit(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: try await ExecutableTests.offPool { errors.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
         #expect(stderr.components(separatedBy: "standard output is closed").count == 2, "one note, not one per line: \(stderr)")
     }
 
@@ -41,12 +41,12 @@ struct ExecutableLifecycleTests {
     func gracefulSignals(signal: Int32) async throws {
         let directory = try TemporaryDirectory("signals")
         defer { directory.remove() }
-        let (process, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
+        let (process, port, _, _) = try await ExecutableTests.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
         let phone = try await ExecutableTests.run(["phone", "--port", "\(port)", "--title", "Anna"])
         #expect(phone.status == 0, "\(phone.output)\(phone.errors)")
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        await ExecutableTests.waitForExit(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         let wal = (try? FileManager.default.attributesOfItem(atPath: directory.path + "/accessory.sqlite-wal")[.size] as? Int) ?? 0
         #expect(wal == 0, "checkpointed into accessory.sqlite at the stop")
@@ -65,15 +65,11 @@ struct ExecutableLifecycleTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var first = Data()
-        while !first.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            try #require(!data.isEmpty, "the relay exited before listening")
-            first.append(data)
-        }
+        let first = try await ExecutableTests.firstLine(of: output)
+        try #require(first.contains(UInt8(ascii: "\n")), "the relay exited before listening")
         #expect(String(decoding: first, as: UTF8.self).hasPrefix("listening on "))
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        await ExecutableTests.waitForExit(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationReason) \(process.terminationStatus)")
         let wal = (try? FileManager.default.attributesOfItem(atPath: directory.path + "/relay.sqlite-wal")[.size] as? Int) ?? 0
         #expect(wal == 0)
@@ -85,7 +81,7 @@ struct ExecutableLifecycleTests {
     func loadSummaryLines() async throws {
         let directory = try TemporaryDirectory("load-lines")
         defer { directory.remove() }
-        let (process, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
+        let (process, port, _, _) = try await ExecutableTests.startAccessory(state: directory.path)
         defer { if process.isRunning { process.terminate() } }
         let load = try await ExecutableTests.run(["phone", "load", "--port", "\(port)", "--count", "1"])
         #expect(load.status == 0, "\(load.errors)")
@@ -110,7 +106,7 @@ struct ExecutableLifecycleTests {
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(ExecutableTests.isRunning(pid))
         kill(parent.processIdentifier, SIGKILL)
-        parent.waitUntilExit()
+        await ExecutableTests.waitForExit(parent)
         try await TestWait.until("the accessory to stop without its parent") { !ExecutableTests.isRunning(pid) }
     }
 }

@@ -345,7 +345,7 @@ struct ExecutableTests {
     func pairingOffersXWingOnly() async throws {
         let directory = try TemporaryDirectory("pairing-p256")
         defer { directory.remove() }
-        let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state", options: ["--suite", "p256"])
+        let (process, port, _, _) = try await Self.startAccessory(state: directory.path + "/state", options: ["--suite", "p256"])
         defer { process.terminate() }
         let pairing = directory.path + "/pairing.json"
         let phone = try await Self.run(["phone", "--port", "\(port)", "--title", "x", "--internet-pairing", pairing, "--timeout", "5"])
@@ -361,7 +361,7 @@ struct ExecutableTests {
     func oneOperationNotSent() async throws {
         let directory = try TemporaryDirectory("not-sent")
         defer { directory.remove() }
-        let (process, port, _, _) = try Self.startAccessory(state: directory.path + "/state")
+        let (process, port, _, _) = try await Self.startAccessory(state: directory.path + "/state")
         defer { process.terminate() }
         let file = directory.path + "/operations.json"
         let big = String(repeating: "b", count: 300_000)
@@ -476,7 +476,7 @@ struct ExecutableTests {
     func phoneLinesAreTerminalSafe() async throws {
         let directory = try TemporaryDirectory("phone-lines")
         defer { directory.remove() }
-        let (process, port, _, _) = try Self.startAccessory(state: directory.path)
+        let (process, port, _, _) = try await Self.startAccessory(state: directory.path)
         defer { process.terminate() }
         let file = directory.path + "/operations.json"
         try Data(#"[{"op": "remove", "source": "com.evil\u001b[31mapp", "id": "x\u0007"}]"#.utf8).write(to: URL(fileURLWithPath: file))
@@ -487,7 +487,7 @@ struct ExecutableTests {
 
     /// Starts `notifbridge accessory` on a free loopback port and reads the port from its first
     /// line; the caller stops it.
-    static func startAccessory(state: String, options: [String] = []) throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
+    static func startAccessory(state: String, options: [String] = []) async throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
         process.arguments = ["accessory", "--state", state, "--port", "0", "--exit-with-parent"] + options
@@ -495,17 +495,40 @@ struct ExecutableTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        var firstLine = Data()
-        while !firstLine.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { process.terminate() }
-            try #require(!data.isEmpty, "the accessory exited before listening")
-            firstLine.append(data)
-        }
+        let firstLine = try await firstLine(of: output)
+        if !firstLine.contains(UInt8(ascii: "\n")) { process.terminate() }
+        try #require(firstLine.contains(UInt8(ascii: "\n")), "the accessory exited before listening")
         let line = String(decoding: firstLine, as: UTF8.self)
         let port = line.split(separator: " ").dropFirst(2).first?.split(separator: ":").last.flatMap { Int($0) }
         if port == nil { process.terminate() }
         return (process, try #require(port, "no port in \(line)"), output, errors)
+    }
+
+    /// What a pipe carries up to its first line break, or to its end if none comes: read on a
+    /// thread of its own, since the read blocks.
+    static func firstLine(of pipe: Pipe) async throws -> Data {
+        try await offPool {
+            var read = Data()
+            while !read.contains(UInt8(ascii: "\n")) {
+                let data = pipe.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                read.append(data)
+            }
+            return read
+        }
+    }
+
+    /// Runs blocking work (a pipe read, a wait for a process) on a thread of its own, not on
+    /// Swift's cooperative pool, whose two threads here every test shares.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
+    /// Waits for `process` to exit, off the cooperative pool.
+    static func waitForExit(_ process: Process) async {
+        _ = try? await offPool { process.waitUntilExit() }
     }
 
     /// What `run` keeps of each stream; a command printing more is a failure of its own.

@@ -4,6 +4,7 @@ import NotifBridgeHost
 import NotifBridgeHostCore
 import NotifBridgeStore
 import NotifBridgeTestSupport
+import Synchronization
 import Testing
 
 /// `phone --transport lan --key-id`: a DNS-SD record names a key, but anyone on the network can
@@ -55,12 +56,18 @@ struct KeyPinTests {
         var wanted = Data(accessory.daemon.keyID)
         wanted[wanted.startIndex] ^= 0x01
         let daemon = accessory.daemon
-        let closed = try await HostClient.connect(host: "127.0.0.1", port: accessory.port, session: TestHost.session(), accessoryKeyID: wanted) { phone in
+        // The phone's `.closed` event comes once it has seen the accessory's key, so the
+        // accessory holds the connection by then; only the close that follows may end it.
+        let refused = Mutex(false)
+        let closed = try await HostClient.connect(
+            host: "127.0.0.1", port: accessory.port, session: TestHost.session(), accessoryKeyID: wanted,
+            onEvent: { if case .closed = $0 { refused.withLock { $0 = true } } }
+        ) { phone in
             try phone.send(.add(TestHost.note("unwaited"), .standard))
-            // Polls the accessory's side only, up to 20 s: the exchange, then the close.
+            // Never reads the phone's events: polls the accessory's side, up to 20 s.
             for _ in 0..<200 {
                 try await Task.sleep(for: .milliseconds(100))
-                if daemon.openConnectionCount == 0 { return true }
+                if refused.withLock({ $0 }), daemon.openConnectionCount == 0 { return true }
             }
             return false
         }.0

@@ -13,7 +13,7 @@ struct StateLockTests {
     func secondProcess() async throws {
         let directory = try TemporaryDirectory("lock-process")
         defer { directory.remove() }
-        let (first, port, _, _) = try ExecutableTests.startAccessory(state: directory.path)
+        let (first, port, _, _) = try await ExecutableTests.startAccessory(state: directory.path)
         defer { if first.isRunning { first.terminate() } }
         let keyFiles = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".key") }
         let keys = try keyFiles.map { try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + $0)) }

@@ -45,7 +45,7 @@ public struct StreamLinkSource: LinkSource {
 
 /// The transport stopped handing over links while the daemon was running.
 public struct TransportEnded: Error, CustomStringConvertible {
-    public var description: String { "the transport ended (for Bluetooth: bluetoothd left the bus)" }
+    public var description: String { "the transport ended (for Bluetooth: bluetoothd left the bus, or a system bus connection was lost; the log says which)" }
 }
 
 /// The TCP listener: each accepted connection is a link whose kind follows its remote address

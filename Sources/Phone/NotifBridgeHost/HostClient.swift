@@ -91,6 +91,8 @@ public final class HostClient: Sendable {
                         try await link.write(item.chunks)
                     } catch {
                         if let sequence = item.sequence { connection.completed(sequence, .failure(.transportFailed)) }
+                        // Nothing more can be written: the link is over, whatever still reads.
+                        connection.endLink(reason: "writing to the accessory failed: \(socketErrorText(error))")
                         throw error
                     }
                     if let sequence = item.sequence { connection.completed(sequence, .success(())) }
@@ -343,7 +345,7 @@ public final class HostClient: Sendable {
     }
 
     /// This side ends the link: nothing more is sent, and the link closes at once.
-    private func endLink(reason: String) {
+    func endLink(reason: String) {
         finish(reason: reason)
         closeLink()
     }

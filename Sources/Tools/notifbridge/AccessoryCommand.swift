@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import NIOSSL
 import NotifBridgeAccessory
 import NotifBridgeCrypto
@@ -215,7 +216,9 @@ struct AccessoryCommand: AsyncParsableCommand {
         // SIGHUP too: a closed terminal's hang-up (or a reload by habit) ended the process at
         // once, without the last commit and the checkpoint.
         group.gracefulShutdownSignals = [.sigterm, .sigint, .sighup]
-        group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + .seconds(5)
+        // The drain, then a TCP link's last flush and linger (which a cancel does not cut
+        // short), then a margin for the store's close. Below the unit's TimeoutStopSec.
+        group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + Duration(TCPLink.flushTimeout) + Duration(TCPLink.lingerTimeout) + .seconds(3)
         try await ServiceGroup(configuration: group).run()
         logger.info("stopped")
     }

@@ -237,11 +237,19 @@ public final class GATTPeripheral: Sendable {
             switch effect {
             case .open(let device, let chunkLength):
                 let (inbound, continuation) = AsyncThrowingStream.makeStream(of: LinkInbound.self, bufferingPolicy: .bufferingOldest(Self.maxUnreadWrites))
-                let generation = state.withLock { state in
+                // Checked again here: `end(because:)` may run on another part's bus thread
+                // between the write's check and this, and a link it never ends would keep the
+                // stopping daemon waiting.
+                let generation: Int? = state.withLock { state in
+                    guard !state.ended else { return nil }
                     state.inbound?.finish()
                     state.inbound = continuation
                     state.generation += 1
                     return state.generation
+                }
+                guard let generation else {
+                    continuation.finish(throwing: BluetoothFailure("the accessory is stopping"))
+                    continue
                 }
                 logger.info("central \(BlueZ.address(of: device)) connected; chunks of \(chunkLength) bytes")
                 linkSink.yield(ChunkLink(

@@ -51,6 +51,8 @@ final class BusCore: Sendable {
         state.withLock { state in
             guard !state.closeRequested, !state.finished else { return }
             state.closeRequested = true
+            // A close is no loss: the handlers (and what they hold) can go.
+            state.lossHandlers = []
             wake()
         }
     }

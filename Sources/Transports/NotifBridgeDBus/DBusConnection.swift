@@ -162,8 +162,8 @@ public final class DBusConnection: Sendable {
 
     /// Calls `handler` once, on the bus thread, if the connection ends without ``close()``: the
     /// bus daemon exited or dropped it. Nothing on it works after that, and nothing else says
-    /// so: subscriptions just stop. Called at once if that already happened; never after
-    /// ``close()``.
+    /// so: subscriptions just stop. If that already happened, it is called at once, on the
+    /// caller's thread; never after ``close()``.
     public func onLoss(_ handler: @escaping DBusLossHandler) {
         core.onLoss(handler)
     }

@@ -51,6 +51,11 @@ final class LingeringCloseHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        backstop?.cancel()
+        backstop = nil
+    }
+
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         guard event is Ending else { return context.triggerUserOutboundEvent(event, promise: promise) }
         startLingering(context)
@@ -65,7 +70,7 @@ final class LingeringCloseHandler: ChannelDuplexHandler {
     /// Discards what the peer sends from now on (so that it is never left blocked on a full
     /// socket while the last writes flush) and arms the flush's backstop, once.
     private func startLingering(_ context: ChannelHandlerContext) {
-        guard !lingering else { return }
+        guard !lingering, context.channel.isActive else { return }
         lingering = true
         arm(context, after: TCPLink.flushTimeout)
         context.read()

@@ -107,7 +107,8 @@ public enum TCPLink {
 extension TCPLinkChannel {
     /// Runs `body` with this connection as a `ChunkLink`, the shape both sides drive every
     /// transport through, and ends the connection when `body` returns: gracefully, so that what
-    /// it wrote last arrives (``TCPLink/lingerTimeout``), unless it closed the link itself or
+    /// it wrote last arrives (its last writes get ``TCPLink/flushTimeout``, then the peer
+    /// ``TCPLink/lingerTimeout`` to close), unless it closed the link itself or
     /// threw, which close at once. The link's inbound
     /// stream reads the socket only as fast as it is consumed: a consumer that stops taking
     /// chunks stops NIO reading, and TCP pushes back on the sender.
