@@ -78,6 +78,64 @@ struct HookRunnerTests {
         #expect(ran == Set([0, 7, 8, 9].map { "{\"n\":\($0)}" }))
     }
 
+    /// The queue's bytes are bounded as well as its count: ten events of 400 bytes behind a
+    /// blocked hook, with room for `budget` bytes. At the budget both newest stay; one byte
+    /// short, the older of them goes too.
+    @Test("Queued stdin bytes are bounded: the oldest go first, the newest always stays", arguments: [800, 799])
+    func queueBytesBounded(budget: Int) async throws {
+        let directory = try TemporaryDirectory("hooks-bytes")
+        defer { directory.remove() }
+        let gate = directory.path + "/gate"
+        let output = directory.path + "/events"
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let script = #"while [ ! -e "$0" ]; do sleep 0.02; done; "# + Self.recordStdin
+        let runner = HookRunner(
+            command: ["/bin/sh", "-c", script, gate, output], timeout: .seconds(5), maxConcurrent: 1, maxQueued: 64, maxQueuedBytes: budget)
+        let events = (0..<10).map { index in
+            let json = "{\"n\":\(index)}"
+            return Data((json + String(repeating: " ", count: 400 - json.utf8.count)).utf8)
+        }
+        #expect(events.allSatisfy { $0.count == 400 })
+        for event in events { runner.submit(event) }
+        let kept = budget >= 800 ? 2 : 1
+        #expect(runner.statistics.queued == kept && runner.statistics.dropped == 9 - kept)
+
+        HookFixture.touch(gate)
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
+        let ran = Set(try HookFixture.fileContents(in: output))
+        #expect(ran == Set([events[0]] + events.suffix(kept)))
+    }
+
+    /// A run ends with its first process; what that left running is killed with the group,
+    /// not left to pile up one process per notification.
+    @Test("What a hook starts in the background is killed when the hook exits")
+    func backgroundKilledAtExit() async throws {
+        let directory = try TemporaryDirectory("hooks-background")
+        defer { directory.remove() }
+        let pidFile = directory.path + "/child.pid"
+        let log = ResultLog()
+        let runner = HookRunner(
+            command: ["/bin/sh", "-c", #"sleep 300 > /dev/null 2>&1 & echo $! > "$0""#, pidFile],
+            timeout: .seconds(30), onResult: log.append)
+
+        runner.submit(Data("{}".utf8))
+        #expect(await runner.waitUntilIdle(timeout: Self.settle))
+        #expect(log.all.first?.exitStatus == 0, "the hook itself exited normally")
+        let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
+        let child = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { kill(child, SIGKILL) }
+        #expect(await HookFixture.eventually { HookFixture.processIsGone(child) })
+    }
+
+    /// systemd's notify socket and watchdog are the daemon's alone: a hook that inherited them
+    /// could report a hung daemon alive (with `NotifyAccess=all`).
+    @Test("The hook's environment has no systemd notify or watchdog variables")
+    func noSystemdVariables() {
+        let daemon = ["NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1", "LISTEN_FDS": "1", "PATH": "/usr/bin"]
+        let environment = ChildProcess.environment(adding: ["ADDED": "yes"], to: daemon)
+        #expect(environment == ["PATH": "/usr/bin", "ADDED": "yes"])
+    }
+
     @Test("A hook past its timeout is terminated together with its children")
     func timeoutKillsProcessGroup() async throws {
         let directory = try TemporaryDirectory("hooks-timeout")

@@ -228,6 +228,12 @@ public final class AccessoryDaemon: Sendable {
         stopRequests.continuation.yield()
     }
 
+    /// Stops what the alert sinks still run (hooks): after `run` has returned, when no commit
+    /// can start another.
+    public func stopSinks() async {
+        for sink in pipeline.sinks { await sink.stop() }
+    }
+
     /// Thrown inside `run` to end its task group once the connections have drained.
     private struct GracefulStop: Error {}
 

@@ -52,9 +52,11 @@ public struct AccessoryService: Service {
             }
         } catch {
             await onStop()
+            await daemon.stopSinks()
             throw error
         }
         await onStop()
+        await daemon.stopSinks()
         try daemon.store.close()
     }
 }

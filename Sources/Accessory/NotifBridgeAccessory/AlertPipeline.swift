@@ -11,6 +11,12 @@ import Synchronization
 /// It must return at once; the pipeline never waits for it.
 public protocol AlertSink: Sendable {
     func alert(_ event: AlertEvent)
+    /// Ends what the sink still runs, once the daemon has stopped (hooks, for one).
+    func stop() async
+}
+
+extension AlertSink {
+    public func stop() async {}
 }
 
 /// Sinks act on the planner's decision (``AlertPlan``) as it is; none decides again whether

@@ -2,22 +2,39 @@ import Foundation
 import Logging
 import NotifBridgeAccessoryCore
 import NotifBridgeHooks
+import NotifBridgeLogGate
 import NotifBridgeWire
+import Synchronization
 
 /// Runs the policy file's hook command for alert decisions, with the event as JSON on stdin.
-public struct HookAlertSink: AlertSink {
+/// Its failures and the events a full queue drops are logged through its own `LogGate`, a few
+/// lines per window and then a count.
+public final class HookAlertSink: AlertSink {
     private let runner: HookRunner
     private let trigger: PolicyFile.HookSettings.Trigger
+    private let gate: LogGate
+    private let logger: Logger
+    /// Drops already told.
+    private let droppedTold = Mutex(0)
 
-    public init(settings: PolicyFile.HookSettings, logger: Logger) {
+    public init(settings: PolicyFile.HookSettings, logger: Logger, gate: LogGate = LogGate(LogThrottle())) {
         trigger = settings.on
-        runner = HookRunner(command: settings.command, timeout: .milliseconds(Int64(settings.timeoutSeconds * 1000))) { result in
+        self.gate = gate
+        self.logger = logger
+        let program = settings.command[0]
+        runner = HookRunner(command: settings.command, timeout: .seconds(settings.timeoutSeconds)) { result in
             guard !result.succeeded else { return }
             let why = result.launchError ?? (result.timedOut ? "timed out" : "exited with \(result.exitStatus.map(String.init) ?? "signal \(result.signal ?? 0)")")
-            logger.warning("hook \(settings.command[0]) failed: \(why)")
+            HookAlertSink.pass(gate, logger) { logger.warning("hook \(program) failed: \(why)") }
             // The hook's own output may echo notification content: only at debug.
             logger.debug("hook output", metadata: ["output": "\(result.output)"])
         }
+    }
+
+    /// A line through the gate, after the count of those it held back in windows now closed.
+    private static func pass(_ gate: LogGate, _ logger: Logger, _ write: () -> Void) {
+        for line in gate.summaryLines() { logger.notice("\(line)") }
+        gate.pass("the hook", .hooks, write)
     }
 
     public func alert(_ event: AlertEvent) {
@@ -35,6 +52,21 @@ public struct HookAlertSink: AlertSink {
         guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(UInt8(ascii: "\n"))
         runner.submit(data)
+        let dropped = runner.statistics.dropped
+        let newly = droppedTold.withLock { told in
+            defer { told = dropped }
+            return dropped - told
+        }
+        if newly > 0 {
+            Self.pass(gate, logger) { logger.warning("the hook's queue is full: \(dropped) event(s) dropped so far, the oldest first") }
+        }
+    }
+
+    /// Terminates running hooks (SIGTERM to each one's group, SIGKILL after the grace) and
+    /// drops the queued ones: none outlives the daemon, which may not run under systemd.
+    public func stop() async {
+        runner.shutdown()
+        _ = await runner.waitUntilIdle(timeout: .seconds(5))
     }
 
     /// For tests and shutdown: waits until every submitted hook has finished.

@@ -4,8 +4,7 @@ import Subprocess
 import SystemPackage
 
 /// Starts one child with swift-subprocess and has `ChildSupervisor` watch it. Shared by
-/// `HookRunner`, `DesktopNotifier` and `Command` so all get the same process-group, timeout and
-/// output handling.
+/// `HookRunner` and `Command` so both get the same process-group, timeout and output handling.
 ///
 /// swift-subprocess does the spawning (its own process group, an empty signal mask, default
 /// dispositions, no descriptors beyond 0–2), the non-blocking pipe reads and the reaping. What
@@ -47,10 +46,17 @@ enum ChildProcess {
         return access(path, X_OK) == 0
     }
 
-    /// Merges `additions` over this process's environment.
-    static func environment(adding additions: [String: String]) -> [String: String] {
-        ProcessInfo.processInfo.environment.merging(additions) { $1 }
+    /// Merges `additions` over this process's environment, less what systemd handed this
+    /// process alone: with `NotifyAccess=all` a hook could otherwise report READY or pet the
+    /// watchdog for a daemon that hangs.
+    static func environment(adding additions: [String: String], to base: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+        base
+            .filter { key, _ in !inheritedOnlyBySelf.contains(key) && !key.hasPrefix("LISTEN_") }
+            .merging(additions) { $1 }
     }
+
+    /// systemd's variables for the service's main process.
+    static let inheritedOnlyBySelf: Set<String> = ["NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC"]
 
     /// `environment` is the complete child environment. Returns once the child has exited and
     /// been reaped; `stop` ends it the way a timeout does, without counting as one. Must not be

@@ -9,7 +9,9 @@ import Synchronization
 /// - The deadline (or `stop`): SIGTERM to the group, SIGKILL to the group after the grace.
 ///   The library's `teardownSequence` would do that only for a cancelled task, and gives up
 ///   as soon as the leader exits, leaving grandchildren that ignore SIGTERM running.
-/// - After a termination, SIGKILL to the group once the leader is gone, for the same reason.
+/// - SIGKILL to the group once the leader is gone, however it ended: a run ends with its first
+///   process, and what that left running (`sh -c 'player beep.wav &'`) would otherwise outlive
+///   the run's timeout and its slot in the pool, one more process for each notification.
 /// - The output cap: the first `outputLimit` bytes are kept and the rest read and dropped, so a
 ///   flood neither fails the run (as the library's `.bytes(limit:)` does) nor blocks the child.
 ///
@@ -57,7 +59,7 @@ struct ChildSupervisor: Sendable {
             group.cancelAll()
             return await group.next() ?? Termination()
         }
-        if termination.signalled { try? execution.send(signal: .kill, toProcessGroup: true) }
+        try? execution.send(signal: .kill, toProcessGroup: true)
         outcome.timedOut = termination.timedOut
         return outcome
     }

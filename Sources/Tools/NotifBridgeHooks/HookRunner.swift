@@ -18,23 +18,24 @@ public final class HookRunner: Sendable {
     ///   - timeout: how long a run may take before SIGTERM; SIGKILL follows after `killGrace`.
     ///   - maxConcurrent: hooks running at once (at least 1).
     ///   - maxQueued: events waiting beyond those; when full the oldest is dropped and counted.
+    ///   - maxQueuedBytes: the waiting events' JSON together; past it the oldest are dropped too.
     ///   - environment: variables added to (or overriding) this process's environment.
     public init(
-        command: [String], timeout: Duration, maxConcurrent: Int = 2, maxQueued: Int = 64,
+        command: [String], timeout: Duration, maxConcurrent: Int = 2, maxQueued: Int = 64, maxQueuedBytes: Int = 4 << 20,
         environment: [String: String] = [:], killGrace: Duration = .seconds(1),
         onResult: @escaping @Sendable (HookResult) -> Void = { _ in }
     ) {
         self.command = command
         pool = SubprocessPool(
             configuration: .init(
-                maxConcurrent: maxConcurrent, maxQueued: maxQueued,
+                maxConcurrent: maxConcurrent, maxQueued: maxQueued, maxQueuedBytes: maxQueuedBytes,
                 limits: .init(timeout: timeout, killGrace: killGrace, outputLimit: Self.outputLimit),
                 environment: ChildProcess.environment(adding: environment)),
             onResult: onResult)
     }
 
     /// Queues one run with `json` as its stdin. Never blocks and never fails; problems arrive
-    /// through `onResult` and `statistics`.
+    /// through `onResult` and `statistics` (a full queue drops its oldest events).
     public func submit(_ json: Data) {
         pool.submit(SubprocessJob(arguments: command, input: json))
     }

@@ -5,6 +5,8 @@ import Synchronization
 struct SubprocessJob: Sendable {
     var arguments: [String]
     var input: Data?
+
+    var inputBytes: Int { input?.count ?? 0 }
 }
 
 /// Runs jobs in at most `maxConcurrent` tasks with a bounded FIFO in front. `submit` only takes
@@ -14,6 +16,10 @@ final class SubprocessPool: Sendable {
     struct Configuration: Sendable {
         var maxConcurrent: Int
         var maxQueued: Int
+        /// Stdin bytes the queue may hold; past it the oldest jobs go. The count alone let a
+        /// queue of large events (a body near the message limit, its controls escaped six-fold
+        /// in JSON) hold about a hundred megabytes.
+        var maxQueuedBytes: Int = 4 << 20
         var limits: ChildProcess.Limits
         /// The complete child environment.
         var environment: [String: String]
@@ -21,8 +27,16 @@ final class SubprocessPool: Sendable {
 
     private struct State {
         var queue: BoundedQueue<SubprocessJob>
+        var queuedBytes = 0
         var statistics = HookStatistics()
         var stopped = false
+
+        /// Drops the oldest queued job.
+        mutating func dropOldest() {
+            guard let oldest = queue.popFirst() else { return }
+            queuedBytes -= oldest.inputBytes
+            statistics.dropped += 1
+        }
     }
 
     private let configuration: Configuration
@@ -50,7 +64,15 @@ final class SubprocessPool: Sendable {
                 state.statistics.started += 1
                 return true
             }
-            if state.queue.append(job) { state.statistics.dropped += 1 }
+            guard configuration.maxQueued > 0 else {
+                state.statistics.dropped += 1
+                return false
+            }
+            if state.queue.count == configuration.maxQueued { state.dropOldest() }
+            _ = state.queue.append(job)
+            state.queuedBytes += job.inputBytes
+            // The newest stays, even alone over the budget: it is what the person is waiting for.
+            while state.queuedBytes > configuration.maxQueuedBytes, state.queue.count > 1 { state.dropOldest() }
             return false
         }
         // Never cancelled: `shutdown()` stops children through `stopping` (see ChildSupervisor).
@@ -91,6 +113,7 @@ final class SubprocessPool: Sendable {
             state.stopped = true
             state.statistics.dropped += state.queue.count
             state.queue.removeAll()
+            state.queuedBytes = 0
         }
         stopping.stop()
     }
@@ -114,6 +137,7 @@ final class SubprocessPool: Sendable {
             onResult(result)
             let next = state.withLock { state -> SubprocessJob? in
                 if let next = state.queue.popFirst() {
+                    state.queuedBytes -= next.inputBytes
                     state.statistics.started += 1
                     return next
                 }

@@ -11,6 +11,9 @@ public final class LogGate: Sendable {
         /// Commits that failed: a full or damaged disk fails every notification, and a line for
         /// each would fill the disk that is already full.
         case storeFailures = "store failures"
+        /// Hook runs that failed, or events a full hook queue dropped: a hook that fails on
+        /// some input fails as often as a peer sends it.
+        case hooks = "hook lines"
     }
 
     private let throttle: Mutex<LogThrottle>

@@ -1,0 +1,43 @@
+import Foundation
+import Glibc
+import Logging
+import NotifBridgeAccessory
+import NotifBridgeTestSupport
+import Testing
+
+/// The policy file's hook as the daemon runs it: what a peer can make it log, and what is left
+/// of it once the daemon stops.
+@Suite("The hook alert sink", .timeLimit(.minutes(1)))
+struct HookSinkTests {
+    /// A hook that fails on every event fails as often as a peer sends one; its lines are
+    /// rationed like the refusals' (five, then a count).
+    @Test("A hook failing on every event: a few warnings, not one per event")
+    func failuresRationed() async throws {
+        let log = CapturedLog()
+        let sink = HookAlertSink(settings: .init(command: ["/bin/sh", "-c", "exit 3"], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in log }))
+        for count in 1...30 { sink.alert(.burstSummary(count: count)) }
+        #expect(await sink.waitUntilIdle(timeout: .seconds(50)))
+        let failures = log.messages(at: .warning).filter { $0.contains("exited with 3") }
+        #expect((1...5).contains(failures.count), "\(failures.count) warnings for 30 failures")
+    }
+
+    /// The daemon need not run under systemd, whose control group would end the hooks for it:
+    /// at the stop, a hook still running is terminated with its group.
+    @Test("stop() ends a hook that is still running")
+    func stopEndsRunningHook() async throws {
+        let directory = try TemporaryDirectory("hook-stop")
+        defer { directory.remove() }
+        let pidFile = directory.path + "/hook.pid"
+        let sink = HookAlertSink(
+            settings: .init(command: ["/bin/sh", "-c", #"echo $$ > "$0"; exec sleep 300"#, pidFile], timeoutSeconds: 300),
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        sink.alert(.burstSummary(count: 2))
+        try await TestWait.until("the hook to start") {
+            (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true
+        }
+        let pid = try #require(pid_t(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        defer { kill(pid, SIGKILL) }
+        await sink.stop()
+        #expect(ExecutableTests.isRunning(pid) == false, "the hook outlived the stop")
+    }
+}
