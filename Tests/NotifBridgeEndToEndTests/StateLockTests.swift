@@ -45,8 +45,8 @@ struct StateLockTests {
         process.executableURL = URL(fileURLWithPath: try ExecutableTests.executable())
         process.arguments = arguments
         let outputPath = directory.path + "/out", errorsPath = directory.path + "/err"
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
         process.standardInput = FileHandle.nullDevice

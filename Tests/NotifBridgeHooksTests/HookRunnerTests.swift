@@ -99,11 +99,13 @@ struct HookRunnerTests {
         for event in events { runner.submit(event) }
         let kept = budget >= 800 ? 2 : 1
         #expect(runner.statistics.queued == kept && runner.statistics.dropped == 9 - kept)
+        #expect(runner.statistics.queuedBytes == 400 * kept)
 
         HookFixture.touch(gate)
         #expect(await runner.waitUntilIdle(timeout: Self.settle))
         let ran = Set(try HookFixture.fileContents(in: output))
         #expect(ran == Set([events[0]] + events.suffix(kept)))
+        #expect(runner.statistics.queuedBytes == 0, "every byte counted in is counted out")
     }
 
     /// A run ends with its first process; what that left running is killed with the group,
@@ -123,7 +125,7 @@ struct HookRunnerTests {
         #expect(log.all.first?.exitStatus == 0, "the hook itself exited normally")
         let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
         let child = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
-        defer { kill(child, SIGKILL) }
+        defer { if !HookFixture.processIsGone(child) { kill(child, SIGKILL) } }
         #expect(await HookFixture.eventually { HookFixture.processIsGone(child) })
     }
 

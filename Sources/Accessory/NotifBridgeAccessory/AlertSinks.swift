@@ -8,7 +8,7 @@ import Synchronization
 
 /// Runs the policy file's hook command for alert decisions, with the event as JSON on stdin.
 /// Its failures and the events a full queue drops are logged through its own `LogGate`, a few
-/// lines per window and then a count.
+/// lines per window and then a count (``summarise()``, which the daemon calls).
 public final class HookAlertSink: AlertSink {
     private let runner: HookRunner
     private let trigger: PolicyFile.HookSettings.Trigger
@@ -21,20 +21,14 @@ public final class HookAlertSink: AlertSink {
         trigger = settings.on
         self.gate = gate
         self.logger = logger
-        let program = settings.command[0]
+        let program = settings.command.first ?? "(no command)"
         runner = HookRunner(command: settings.command, timeout: .seconds(settings.timeoutSeconds)) { result in
             guard !result.succeeded else { return }
             let why = result.launchError ?? (result.timedOut ? "timed out" : "exited with \(result.exitStatus.map(String.init) ?? "signal \(result.signal ?? 0)")")
-            HookAlertSink.pass(gate, logger) { logger.warning("hook \(program) failed: \(why)") }
+            gate.pass("the hook", .hooks) { logger.warning("hook \(program) failed: \(why)") }
             // The hook's own output may echo notification content: only at debug.
             logger.debug("hook output", metadata: ["output": "\(result.output)"])
         }
-    }
-
-    /// A line through the gate, after the count of those it held back in windows now closed.
-    private static func pass(_ gate: LogGate, _ logger: Logger, _ write: () -> Void) {
-        for line in gate.summaryLines() { logger.notice("\(line)") }
-        gate.pass("the hook", .hooks, write)
     }
 
     public func alert(_ event: AlertEvent) {
@@ -53,21 +47,33 @@ public final class HookAlertSink: AlertSink {
         data.append(UInt8(ascii: "\n"))
         runner.submit(data)
         let dropped = runner.statistics.dropped
+        // Commits alert from several tasks: a count read late must not count twice.
         let newly = droppedTold.withLock { told in
-            defer { told = dropped }
+            defer { told = max(told, dropped) }
             return dropped - told
         }
         if newly > 0 {
-            Self.pass(gate, logger) { logger.warning("the hook's queue is full: \(dropped) event(s) dropped so far, the oldest first") }
+            gate.pass("the hook", .hooks) { logger.warning("the hook's queue is full: \(dropped) event(s) dropped so far, the oldest first") }
         }
+    }
+
+    public func summarise() {
+        for line in gate.summaryLines() { logger.notice("\(line)") }
     }
 
     /// Terminates running hooks (SIGTERM to each one's group, SIGKILL after the grace) and
     /// drops the queued ones: none outlives the daemon, which may not run under systemd.
+    /// Waits in a task of its own, so that the service group's cancellation, if the stop runs
+    /// late, cannot cut the wait short before the SIGKILL.
     public func stop() async {
         runner.shutdown()
-        _ = await runner.waitUntilIdle(timeout: .seconds(5))
+        let runner = runner
+        _ = await Task { await runner.waitUntilIdle(timeout: Self.stopWait) }.value
+        summarise()
     }
+
+    /// The kill grace after SIGTERM, and a second for the reaping.
+    public static let stopWait = Duration.seconds(2)
 
     /// For tests and shutdown: waits until every submitted hook has finished.
     public func waitUntilIdle(timeout: Duration) async -> Bool {

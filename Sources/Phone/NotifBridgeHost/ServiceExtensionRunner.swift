@@ -5,7 +5,8 @@ import NotifBridgeHostCore
 /// Plays an app's notification service extension with a shell command: `/bin/sh -c COMMAND`,
 /// the APNs payload (exactly as received) on standard input, and a `ServiceExtension.Rewrite`
 /// JSON object expected on standard output within the deadline. Standard error passes through
-/// to ours. At the deadline the command's whole process group gets SIGTERM, then SIGKILL.
+/// to ours. At the deadline the command's whole process group gets SIGTERM, then SIGKILL; what
+/// it leaves running when its shell exits is killed then.
 public struct ServiceExtensionRunner: Sendable {
     public static let shell = "/bin/sh"
     /// Between SIGTERM at the deadline and SIGKILL, for a command that ignores SIGTERM.

@@ -46,6 +46,8 @@ public struct HookStatistics: Sendable, Equatable {
     public var dropped = 0
     public var active = 0
     public var queued = 0
+    /// Stdin bytes of the queued events.
+    public var queuedBytes = 0
 
     public init() {}
 }

@@ -84,6 +84,7 @@ final class SubprocessPool: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.queued = state.queue.count
+            statistics.queuedBytes = state.queuedBytes
             return statistics
         }
     }

@@ -217,8 +217,10 @@ struct AccessoryCommand: AsyncParsableCommand {
         // once, without the last commit and the checkpoint.
         group.gracefulShutdownSignals = [.sigterm, .sigint, .sighup]
         // The drain, then a TCP link's last flush and linger (which a cancel does not cut
-        // short), then a margin for the store's close. Below the unit's TimeoutStopSec.
-        group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + Duration(TCPLink.flushTimeout) + Duration(TCPLink.lingerTimeout) + .seconds(3)
+        // short), then the hooks' end and a margin for the store's close. Below the unit's
+        // TimeoutStopSec.
+        group.maximumGracefulShutdownDuration = AccessoryDaemon.shutdownGrace + Duration(TCPLink.flushTimeout) + Duration(TCPLink.lingerTimeout)
+            + HookAlertSink.stopWait + .seconds(3)
         try await ServiceGroup(configuration: group).run()
         logger.info("stopped")
     }
