@@ -228,31 +228,17 @@ struct PeripheralBusTests {
         fixture.bluez.bus.close()
     }
 
-    @Test("When bluetoothd leaves the bus, the open link and the link stream end")
-    func bluetoothdGone() async throws {
-        let daemon = try PrivateBusDaemon()
-        defer { daemon.stop() }
-        let bluez = try await FakeBlueZ(address: daemon.address)
-        let peripheral = try await GATTPeripheral.start(adapter: "hci0", bus: daemon.address, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let name = try await Self.peripheralName(bluez, excluding: bluez.bus.uniqueName)
-        _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
-        try await bluez.write(name, [1])
-        var links = peripheral.links.makeAsyncIterator()
-        let link = try #require(await links.next())
-        var inbound = link.inbound.makeAsyncIterator()
-        _ = try await inbound.next()
-        bluez.bus.close()
-        await #expect(throws: BluetoothFailure.self) { _ = try await inbound.next() }
-        #expect(await links.next() == nil)
-        await peripheral.stop()
-    }
+    /// How the peripheral can lose bluetoothd: it leaves the bus, or the peripheral's own bus
+    /// connection is lost (the bus daemon gone, or dropping it), after which nothing would ever
+    /// reach it again.
+    enum Loss: String, CaseIterable, Sendable { case bluetoothdLeaves, busConnectionLost }
 
-    /// The peripheral's own bus connection lost (the bus daemon gone, or dropping it): nothing
-    /// would ever reach it again, so the link and the link stream end as when bluetoothd
-    /// leaves, and the daemon exits for its supervisor to start it again.
-    @Test("When the peripheral's bus connection is lost, the open link and the link stream end")
-    func busLost() async throws {
+    /// Either way the link and the link stream end, and the daemon exits for its supervisor to
+    /// start it again.
+    @Test("When bluetoothd leaves the bus or the bus connection is lost, the open link and the link stream end", arguments: Loss.allCases)
+    func bluetoothdGone(_ loss: Loss) async throws {
         let fixture = try await Fixture.start()
+        defer { fixture.daemon.stop() }
         let (bluez, peripheral, name) = (fixture.bluez, fixture.peripheral, fixture.name)
         _ = try await bluez.callApp(name, GATTApplication.outbox, "org.bluez.GattCharacteristic1", "StartNotify")
         try await bluez.write(name, [1])
@@ -260,7 +246,10 @@ struct PeripheralBusTests {
         let link = try #require(await links.next())
         var inbound = link.inbound.makeAsyncIterator()
         _ = try await inbound.next()
-        fixture.daemon.stop()
+        switch loss {
+        case .bluetoothdLeaves: bluez.bus.close()
+        case .busConnectionLost: fixture.daemon.stop()
+        }
         await #expect(throws: BluetoothFailure.self) { _ = try await inbound.next() }
         #expect(await links.next() == nil)
         await peripheral.stop()

@@ -17,21 +17,39 @@ struct LingeringCloseTests {
     static let replies = 100
     static let replyLength = 1000
 
+    /// Serves the listener's first connection as the accessory does: reads the peer's first
+    /// chunk, writes `replies`, and ends the link (gracefully, through the linger).
+    static func serveFirst(_ listener: NIOAsyncChannel<TCPLinkChannel, Never>, peer: String, replies: @escaping @Sendable () -> [[UInt8]]) async throws {
+        try await listener.executeThenClose { connections, _ in
+            for try await connection in connections {
+                try await connection.withChunkLink(peer: peer) { link in
+                    var iterator = link.inbound.makeAsyncIterator()
+                    _ = try await iterator.next()
+                    let chunks = replies()
+                    if !chunks.isEmpty { try await link.write(chunks) }
+                }
+                return
+            }
+        }
+    }
+
+    /// A peer of raw NIO, which sends one chunk and then neither closes nor, unless `reads`,
+    /// reads.
+    static func rawPeer(port: Int, reads: Bool) async throws -> any Channel {
+        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.autoRead, value: reads)
+            .connect(host: "127.0.0.1", port: port).get()
+        try await peer.writeAndFlush(ByteBuffer(bytes: [0x01, 0x00, 0xAA])).get()
+        return peer
+    }
+
     @Test("the last writes reach a peer that keeps sending; the peer then sees the link end cleanly")
     func lastWritesArrive() async throws {
         let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
         let port = try #require(listener.channel.localAddress?.port)
-        async let served: Void = listener.executeThenClose { connections, _ in
-            for try await connection in connections {
-                try await connection.withChunkLink(peer: "the iPhone") { link in
-                    var iterator = link.inbound.makeAsyncIterator()
-                    _ = try await iterator.next()
-                    for index in 0..<Self.replies {
-                        try await link.write([[UInt8](repeating: UInt8(truncatingIfNeeded: index), count: Self.replyLength)])
-                    }
-                }
-                return
-            }
+        async let served: Void = Self.serveFirst(listener, peer: "the iPhone") {
+            (0..<Self.replies).map { [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: Self.replyLength) }
         }
         let client = try await TCPLink.connect(host: "127.0.0.1", port: port, limits: .default)
         let received = try await client.withChunkLink(peer: "the accessory") { link in
@@ -65,15 +83,8 @@ struct LingeringCloseTests {
         let chunks = 6000
         let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
         let port = try #require(listener.channel.localAddress?.port)
-        async let served: Void = listener.executeThenClose { connections, _ in
-            for try await connection in connections {
-                try await connection.withChunkLink(peer: "the iPhone") { link in
-                    var iterator = link.inbound.makeAsyncIterator()
-                    _ = try await iterator.next()
-                    try await link.write((0..<chunks).map { [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: Self.replyLength) })
-                }
-                return
-            }
+        async let served: Void = Self.serveFirst(listener, peer: "the iPhone") {
+            (0..<chunks).map { [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: Self.replyLength) }
         }
         let client = try await TCPLink.connect(host: "127.0.0.1", port: port, limits: .default)
         let received = try await client.withChunkLink(peer: "the accessory") { link in
@@ -95,22 +106,11 @@ struct LingeringCloseTests {
     func silentPeerBounded() async throws {
         let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
         let port = try #require(listener.channel.localAddress?.port)
-        // Keeps its side open after the accessory's half-closure, and sends one chunk.
-        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.allowRemoteHalfClosure, value: true)
-            .connect(host: "127.0.0.1", port: port).get()
+        // Keeps its side open after the accessory's half-closure.
+        let peer = try await Self.rawPeer(port: port, reads: true)
         defer { peer.close(promise: nil) }
-        try await peer.writeAndFlush(ByteBuffer(bytes: [0x01, 0x00, 0xAA])).get()
         let started = ContinuousClock.now
-        try await listener.executeThenClose { connections, _ in
-            for try await connection in connections {
-                try await connection.withChunkLink(peer: "a silent peer") { link in
-                    var iterator = link.inbound.makeAsyncIterator()
-                    _ = try await iterator.next()
-                }
-                return
-            }
-        }
+        try await Self.serveFirst(listener, peer: "a silent peer") { [] }
         let waited = ContinuousClock.now - started
         #expect(waited >= .seconds(1), "it waited for the peer before closing (\(waited))")
     }
@@ -121,21 +121,11 @@ struct LingeringCloseTests {
     func nonReaderBounded() async throws {
         let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
         let port = try #require(listener.channel.localAddress?.port)
-        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.autoRead, value: false)
-            .connect(host: "127.0.0.1", port: port).get()
+        let peer = try await Self.rawPeer(port: port, reads: false)
         defer { peer.close(promise: nil) }
-        try await peer.writeAndFlush(ByteBuffer(bytes: [0x01, 0x00, 0xAA])).get()
         let started = ContinuousClock.now
-        try await listener.executeThenClose { connections, _ in
-            for try await connection in connections {
-                try await connection.withChunkLink(peer: "a peer that never reads") { link in
-                    var iterator = link.inbound.makeAsyncIterator()
-                    _ = try await iterator.next()
-                    try await link.write((0..<6000).map { _ in [UInt8](repeating: 1, count: Self.replyLength) })
-                }
-                return
-            }
+        try await Self.serveFirst(listener, peer: "a peer that never reads") {
+            (0..<6000).map { _ in [UInt8](repeating: 1, count: Self.replyLength) }
         }
         let waited = ContinuousClock.now - started
         #expect(waited >= .seconds(4) && waited < .seconds(30), "it gave the flush its time, and no more, before closing (\(waited))")
