@@ -23,7 +23,7 @@ struct ConnectionRunner: Sendable {
     /// The transport session each exchange's messages came under, for replies over the internet.
     let features = SavedFeatures()
 
-    /// How often idle connections are checked for timed-out partial messages.
+    /// How often idle connections are checked for timed-out partial messages and missed deadlines.
     static let tickInterval = Duration.seconds(1)
 
     enum Outcome { case keepOpen, close }
@@ -127,11 +127,8 @@ struct ConnectionRunner: Sendable {
                 continue
             case .tick:
                 expirePartials(&connection, link: link)
-                if connection.isHelloOverdue(now: .now) {
-                    gate.pass(link.origin) { logger.notice("closing \(link.peer): no Hello within \(configuration.limits.helloTimeout)") }
-                    return try await closing(&deliveries, &connection, link)
-                }
-                continue
+                guard let missed = connection.missedDeadline(now: .now) else { continue }
+                actions = connection.timedOut(missed)
             case .shutdown:
                 logger.info("closing \(link.peer): the accessory is shutting down")
                 return try await closing(&deliveries, &connection, link)
