@@ -486,11 +486,12 @@ struct ExecutableTests {
     }
 
     /// Starts `notifbridge accessory` on a free loopback port and reads the port from its first
-    /// line; the caller stops it.
-    static func startAccessory(state: String, options: [String] = []) async throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
+    /// line; the caller stops it. A `launcher` (`env` with options, say) runs it, if given.
+    static func startAccessory(state: String, options: [String] = [], launcher: [String] = []) async throws -> (process: Process, port: Int, output: Pipe, errors: Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable())
-        process.arguments = ["accessory", "--state", state, "--port", "0", "--exit-with-parent"] + options
+        let command = launcher + [try executable(), "accessory", "--state", state, "--port", "0", "--exit-with-parent"] + options
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

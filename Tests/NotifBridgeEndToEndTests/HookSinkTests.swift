@@ -61,4 +61,32 @@ struct HookSinkTests {
         #expect(await sink.waitUntilIdle(timeout: TestWait.deadline))
         #expect(ExecutableTests.isRunning(pid) == false, "the hook outlived the stop")
     }
+
+    /// A parent that ignores SIGCHLD (some supervisors and scripts do) passes that on through
+    /// exec, and the kernel then reaps children before anyone can wait for them: every hook
+    /// was reported as failed ("No child processes"), though it ran.
+    @Test("Started with SIGCHLD ignored, the accessory still sees its hooks succeed")
+    func childSignalIgnored() async throws {
+        let directory = try TemporaryDirectory("hook-sigchld")
+        defer { directory.remove() }
+        let marker = directory.path + "/hook.out"
+        let policy = directory.path + "/policy.json"
+        let hook = #"{"hook": {"command": ["/bin/sh", "-c", "cat > \"$0\"", "\#(marker)"], "timeoutSeconds": 20, "on": "all"}}"#
+        try Data(hook.utf8).write(to: URL(fileURLWithPath: policy))
+        let payload = directory.path + "/payload.json"
+        try Data(#"{"aps": {"alert": {"title": "Door", "body": "Someone is at the door"}}}"#.utf8).write(to: URL(fileURLWithPath: payload))
+        let (process, port, _, errors) = try await ExecutableTests.startAccessory(
+            state: directory.path + "/state", options: ["--config", policy], launcher: ["/usr/bin/env", "--ignore-signal=CHLD"])
+        defer { if process.isRunning { process.terminate() } }
+        let phone = try await ExecutableTests.run(["phone", "send", "--port", "\(port)", payload])
+        #expect(phone.status == 0, "\(phone.errors)")
+        try await TestWait.until("the hook to run") {
+            (try? String(contentsOfFile: marker, encoding: .utf8))?.contains("Someone is at the door") == true
+        }
+        // A graceful stop waits for the hooks' results, so every warning is written by the exit.
+        process.terminate()
+        await ExecutableTests.waitForExit(process)
+        let log = String(decoding: try await ExecutableTests.offPool { errors.fileHandleForReading.readDataToEndOfFile() }, as: UTF8.self)
+        #expect(!log.contains("failed"), "\(log)")
+    }
 }

@@ -24,6 +24,10 @@ struct NotifBridgeCommand: AsyncParsableCommand {
         // A closed pipe is an error to handle where it happens (the reader of the accessory's
         // output exits, a hook skips its input), not a signal that ends the whole process.
         signal(SIGPIPE, SIG_IGN)
+        // A parent that ignores SIGCHLD passes that on through exec, and the kernel then reaps
+        // children before anyone can wait for them: every hook and service extension that ran
+        // was reported as failed ("No child processes").
+        signal(SIGCHLD, SIG_DFL)
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try parseAsRoot()
