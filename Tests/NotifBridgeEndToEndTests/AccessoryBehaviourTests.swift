@@ -5,6 +5,7 @@ import NotifBridgeAccessoryCore
 import NotifBridgeControl
 import NotifBridgeHost
 import NotifBridgeHostCore
+import NotifBridgeLogGate
 import NotifBridgeStore
 import NotifBridgeTestSupport
 import Testing
@@ -162,7 +163,7 @@ struct AccessoryBehaviourTests {
         let directory = try TemporaryDirectory("behaviour")
         defer { directory.remove() }
         let output = directory.path + "/alerts.jsonl"
-        let sink = HookAlertSink(settings: .init(command: ["/bin/sh", "-c", "cat >> \"$0\"", output], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let sink = HookAlertSink(settings: .init(command: ["/bin/sh", "-c", "cat >> \"$0\"", output], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), gate: LogGate(LogThrottle()))
         let accessory = try await RunningAccessory.start(stateDirectory: directory.path, sinks: [sink])
         defer { Task { await accessory.stop() } }
         let silent = HostAlerting(shouldAlert: false, suppressedByFocus: true)

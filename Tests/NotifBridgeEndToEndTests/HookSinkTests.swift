@@ -25,19 +25,24 @@ struct HookSinkTests {
         #expect(failures.count == 5, "\(failures.count) warnings for 30 failures")
     }
 
-    /// What the gate held back is counted once its window closes, when the daemon asks for
-    /// summaries, not only when another hook line comes.
-    @Test("The failures held back are counted at the next summary")
+    /// The sink rations through the daemon's gate, so what it held back is counted in the
+    /// daemon's summaries, under the configured burst.
+    @Test("The failures held back are counted by the daemon's gate")
     func heldBackCounted() async throws {
         let log = CapturedLog()
+        // One window for all twenty runs, however slow the machine; the summary comes after it.
+        let gate = AccessoryConfiguration.ResourceLimits(logBurst: 1, logInterval: .seconds(2)).makeLogGate()
         let sink = HookAlertSink(
-            settings: .init(command: ["/bin/sh", "-c", "exit 3"], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in log }),
-            gate: LogGate(LogThrottle(burst: 1, interval: .milliseconds(500))))
+            settings: .init(command: ["/bin/sh", "-c", "exit 3"], timeoutSeconds: 5), logger: Logger(label: "test", factory: { _ in log }), gate: gate)
         for count in 1...20 { sink.alert(.burstSummary(count: count)) }
         #expect(await sink.waitUntilIdle(timeout: .seconds(50)))
-        try await Task.sleep(for: .milliseconds(600))
-        sink.summarise()
-        #expect(log.messages(at: .notice).contains { $0.contains("hook lines from the hook") && $0.contains("were not logged") }, "\(log.messages(at: .notice))")
+        #expect(log.messages(at: .warning).count == 1, "the configured burst of one")
+        var summaries: [String] = []
+        try await TestWait.until("the window to close") {
+            summaries = gate.summaryLines()
+            return !summaries.isEmpty
+        }
+        #expect(summaries == ["19 more hook lines from the hook in the last 2.0 seconds were not logged"])
     }
 
     /// The daemon need not run under systemd, whose control group would end the hooks for it:
@@ -47,9 +52,10 @@ struct HookSinkTests {
         let directory = try TemporaryDirectory("hook-stop")
         defer { directory.remove() }
         let pidFile = directory.path + "/hook.pid"
+        let log = CapturedLog()
         let sink = HookAlertSink(
             settings: .init(command: ["/bin/sh", "-c", #"echo $$ > "$0"; exec sleep 300"#, pidFile], timeoutSeconds: 300),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "test", factory: { _ in log }), gate: LogGate(LogThrottle()))
         sink.alert(.burstSummary(count: 2))
         try await TestWait.until("the hook to start") {
             (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true
@@ -60,6 +66,8 @@ struct HookSinkTests {
         // The stop's own wait is short; a stalled machine gets more here before the check.
         #expect(await sink.waitUntilIdle(timeout: TestWait.deadline))
         #expect(ExecutableTests.isRunning(pid) == false, "the hook outlived the stop")
+        #expect(log.messages(at: .warning).isEmpty, "a hook the stop ends has not failed: \(log.messages(at: .warning))")
+        #expect(log.messages(at: .info).contains { $0.contains("ended by the accessory's stop") })
     }
 
     /// A parent that ignores SIGCHLD (some supervisors and scripts do) passes that on through

@@ -1,6 +1,7 @@
 import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
+import NotifBridgeLogGate
 import NotifBridgeTCP
 import NotifBridgeWire
 
@@ -73,6 +74,11 @@ public struct AccessoryConfiguration: Sendable {
             self.logBurst = logBurst
             self.logInterval = logInterval
             self.keyExchangeTimeout = keyExchangeTimeout
+        }
+
+        /// The one gate for the daemon's rationed lines, its alert sinks' included.
+        public func makeLogGate() -> LogGate {
+            LogGate(LogThrottle(burst: logBurst, interval: logInterval))
         }
     }
 

@@ -52,11 +52,14 @@ public final class AccessoryDaemon: Sendable {
     ///   - keyStore: where the key is kept; a 0600 file in the state directory unless given
     ///     (the Mac accessory keeps it in the Keychain).
     ///   - minuteOfDay: local time for quiet hours (injected so tests can pick the hour).
+    ///   - gate: the rationing of peer-driven log lines, shared with `sinks` (made from the
+    ///     configuration's resources unless given).
     public init(
         configuration: AccessoryConfiguration,
         policy: PolicyFile = .default,
         presenter: any Presenter,
         sinks: [any AlertSink] = [],
+        gate: LogGate? = nil,
         keyStore: (any AccessoryKeyStore)? = nil,
         logger: Logger,
         minuteOfDay: @escaping @Sendable () -> Int = AccessoryDaemon.localMinuteOfDay
@@ -89,7 +92,8 @@ public final class AccessoryDaemon: Sendable {
         let exchange = try store.activeExchange(keyID: identity.keyID)
         keys = KeyRing(store: keyStore, identity: identity, exchange: exchange)
         let resources = configuration.resources
-        gate = LogGate(LogThrottle(burst: resources.logBurst, interval: resources.logInterval))
+        let gate = gate ?? resources.makeLogGate()
+        self.gate = gate
         reassemblyBudget = ReassemblyBudget(capacity: resources.reassemblyBudget)
         pipeline = AlertPipeline(
             store: store, policy: policy, presenter: presenter, sinks: sinks, logger: logger, gate: gate, minuteOfDay: minuteOfDay

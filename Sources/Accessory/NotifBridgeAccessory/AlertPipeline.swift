@@ -11,15 +11,11 @@ import Synchronization
 /// It must return at once; the pipeline never waits for it.
 public protocol AlertSink: Sendable {
     func alert(_ event: AlertEvent)
-    /// Called with the daemon's other summaries (every half second): a sink that rations its
-    /// own log lines writes the count of those it held back.
-    func summarise()
     /// Ends what the sink still runs, once the daemon has stopped (hooks, for one).
     func stop() async
 }
 
 extension AlertSink {
-    public func summarise() {}
     public func stop() async {}
 }
 
@@ -143,7 +139,6 @@ final class AlertPipeline: Sendable {
             if let summary { burst.advance(summary.burst) }
             return summary
         }
-        for sink in sinks { sink.summarise() }
         guard let count = summary?.count else { return }
         logger.notice("burst summary: \(count) notification(s) arrived without alerting")
         presenter.present(.burstSummary(count: count))

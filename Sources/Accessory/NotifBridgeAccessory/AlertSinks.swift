@@ -7,8 +7,8 @@ import NotifBridgeWire
 import Synchronization
 
 /// Runs the policy file's hook command for alert decisions, with the event as JSON on stdin.
-/// Its failures and the events a full queue drops are logged through its own `LogGate`, a few
-/// lines per window and then a count (``summarise()``, which the daemon calls).
+/// Its failures and the events a full queue drops are logged through the daemon's `LogGate`
+/// (the configured few lines per window, then a count with the daemon's other summaries).
 public final class HookAlertSink: AlertSink {
     private let runner: HookRunner
     private let trigger: PolicyFile.HookSettings.Trigger
@@ -16,14 +16,21 @@ public final class HookAlertSink: AlertSink {
     private let logger: Logger
     /// Drops already told.
     private let droppedTold = Mutex(0)
+    /// Set by `stop()`: a hook it interrupts has not failed.
+    private let stopping = StopFlag()
 
-    public init(settings: PolicyFile.HookSettings, logger: Logger, gate: LogGate = LogGate(LogThrottle())) {
+    public init(settings: PolicyFile.HookSettings, logger: Logger, gate: LogGate) {
         trigger = settings.on
         self.gate = gate
         self.logger = logger
         let program = settings.command.first ?? "(no command)"
+        let stopping = stopping
         runner = HookRunner(command: settings.command, timeout: .seconds(settings.timeoutSeconds)) { result in
             guard !result.succeeded else { return }
+            if stopping.isSet, result.signal != nil, !result.timedOut {
+                logger.info("hook \(program) was ended by the accessory's stop")
+                return
+            }
             let why = result.launchError ?? (result.timedOut ? "timed out" : "exited with \(result.exitStatus.map(String.init) ?? "signal \(result.signal ?? 0)")")
             gate.pass("the hook", .hooks) { logger.warning("hook \(program) failed: \(why)") }
             // The hook's own output may echo notification content: only at debug.
@@ -57,19 +64,15 @@ public final class HookAlertSink: AlertSink {
         }
     }
 
-    public func summarise() {
-        for line in gate.summaryLines() { logger.notice("\(line)") }
-    }
-
     /// Terminates running hooks (SIGTERM to each one's group, SIGKILL after the grace) and
     /// drops the queued ones: none outlives the daemon, which may not run under systemd.
     /// Waits in a task of its own, so that the service group's cancellation, if the stop runs
     /// late, cannot cut the wait short before the SIGKILL.
     public func stop() async {
+        stopping.set()
         runner.shutdown()
         let runner = runner
         _ = await Task { await runner.waitUntilIdle(timeout: Self.stopWait) }.value
-        summarise()
     }
 
     /// The kill grace after SIGTERM, and a second for the reaping.
@@ -79,4 +82,13 @@ public final class HookAlertSink: AlertSink {
     public func waitUntilIdle(timeout: Duration) async -> Bool {
         await runner.waitUntilIdle(timeout: timeout)
     }
+}
+
+/// A flag the hook results' closure can share with the sink that owns it.
+private final class StopFlag: Sendable {
+    private let value = Atomic(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
 }

@@ -174,13 +174,17 @@ struct AccessoryCommand: AsyncParsableCommand {
                 }
                 profile = parsed
             }
-            let sinks = try await AlertSinks.make(policy, logger: logger)
+            // One gate for the daemon's and the hooks' rationed lines, so the configured burst
+            // applies to both and one summary counts what each held back.
+            let gate = configuration.resources.makeLogGate()
+            let sinks = try await AlertSinks.make(policy, gate: gate, logger: logger)
             let presenter: any Presenter = json ? JSONPresenter() : TerminalPresenter(profile: profile)
             daemon = try AccessoryDaemon(
                 configuration: configuration,
                 policy: policy,
                 presenter: hub.map { PresenterGroup([presenter, $0]) } ?? presenter,
                 sinks: sinks.all,
+                gate: gate,
                 logger: logger
             )
             for answer in sinks.answered { answer(daemon.control.respond) }

@@ -1,5 +1,6 @@
 import Logging
 import NotifBridgeAccessory
+import NotifBridgeLogGate
 #if canImport(NotifBridgeDesktop)
 import NotifBridgeControl
 import NotifBridgeDesktop
@@ -11,10 +12,10 @@ struct AlertSinks {
     /// Answers from desktop notifications go to the daemon once it exists.
     var answered: [(@escaping @Sendable (ControlRequest) async -> ControlReply) -> Void] = []
 
-    static func make(_ policy: PolicyFile, logger: Logger) async throws -> AlertSinks {
+    static func make(_ policy: PolicyFile, gate: LogGate, logger: Logger) async throws -> AlertSinks {
         var sinks = AlertSinks()
         if let hook = policy.hook {
-            sinks.all.append(HookAlertSink(settings: hook, logger: logger))
+            sinks.all.append(HookAlertSink(settings: hook, logger: logger, gate: gate))
         }
         if policy.desktopNotifications {
             #if canImport(NotifBridgeDesktop)
