@@ -97,6 +97,27 @@ struct RelayTests {
         #expect(throws: AccessoryMessageError.transportUnavailable) { try relay.outbound(message) }
     }
 
+    /// PROTOCOL §4.1: a Sealed names its feature by reference, or by ID when the reference is 0.
+    @Test("Transport relay: an accessory's Sealed is taken by the bound reference or by the session's ID", arguments: [
+        (1, "", true),
+        (1, UUID().uuidString, true),
+        (0, SimulatorIdentity.sessionID.uuidString, true),
+        (0, UUID().uuidString, false),
+        (0, "", false),
+        (2, "", false),
+        (2, SimulatorIdentity.sessionID.uuidString, false),
+    ] as [(UInt32, String, Bool)])
+    func inboundNaming(ref: UInt32, featureID: String, taken: Bool) {
+        var relay = TransportRelay(sessionID: SimulatorIdentity.sessionID)
+        _ = relay.bind()
+        let sealed = Notifbridge_V1_Sealed.with {
+            $0.featureRef = ref
+            $0.featureID = featureID
+            $0.ciphertext = Data([9])
+        }
+        #expect((relay.inbound(sealed) != nil) == taken)
+    }
+
     @Test("The sealed length is computed exactly as encoding gives it, across varint boundaries", arguments: [0, 1, 28, 100, 122, 123, 124, 125, 126, 127, 128, 16_379, 16_380, 16_381, 16_383, 16_384, 262_144])
     func sealedLength(ciphertextLength: Int) {
         let encoded = WireCodec.encode(TransportRelay.sealed(Data(count: ciphertextLength))).count

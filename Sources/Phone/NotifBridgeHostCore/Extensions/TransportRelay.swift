@@ -68,8 +68,11 @@ public struct TransportRelay: Sendable {
     }
 
     /// An accessory's Sealed message becomes what the relay hands to `sendMessageToDataProvider`.
+    /// It names the feature by its reference, or by its ID when the reference is 0 (PROTOCOL
+    /// §4.1): an accessory whose bindings a second Hello cleared answers that way.
     public func inbound(_ sealed: Notifbridge_V1_Sealed) -> TransportMessage? {
-        guard sealed.featureRef == Self.notificationsRef else { return nil }
+        let named = sealed.featureRef == 0 ? sealed.featureID == sessionID.uuidString : sealed.featureRef == Self.notificationsRef
+        guard named else { return nil }
         return TransportMessage(sessionID: sessionID, data: sealed.ciphertext)
     }
 }
