@@ -27,8 +27,6 @@ public final class HostClient: Sendable {
     public static let maxUnwrittenAnswers = 16
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
-    /// The accessory key this link must reach (`--key-id`), when the caller knows it.
-    private let accessoryKeyID: Data?
 
     /// Chunks of one link message; sealed events carry their sequence for the completion.
     struct Outbound: Sendable {
@@ -39,11 +37,10 @@ public final class HostClient: Sendable {
     }
 
     private init(
-        session: HostSession, limits: WireLimits, chunkLength: Int, accessoryKeyID: Data?, outbound: AsyncStream<Outbound>.Continuation,
+        session: HostSession, limits: WireLimits, chunkLength: Int, outbound: AsyncStream<Outbound>.Continuation,
         closeLink: @escaping @Sendable () -> Void, onEvent: @escaping @Sendable (HostClientEvent) -> Void
     ) {
         state = Mutex(HostConnection(session: session, limits: limits, chunkLength: chunkLength))
-        self.accessoryKeyID = accessoryKeyID
         self.outbound = outbound
         self.closeLink = closeLink
         self.onEvent = onEvent
@@ -52,7 +49,7 @@ public final class HostClient: Sendable {
     /// Connects over TCP, runs `body` with the live connection, then disconnects. Returns the
     /// body's result and the session as it ended (keep it to resume the exchange next time).
     /// With `accessoryKeyID`, an exchange with any other key ends the link before anything is
-    /// sealed to it: a DNS-SD record only says where an accessory claims to be.
+    /// sealed to it (`HostSession.requiredAccessoryKeyID`).
     public static func connect<T: Sendable>(
         host: String,
         port: Int,
@@ -79,8 +76,10 @@ public final class HostClient: Sendable {
         _ body: @Sendable (HostClient) async throws -> T
     ) async throws -> (T, HostSession) {
         let (stream, continuation) = AsyncStream.makeStream(of: Outbound.self)
+        var session = session
+        session.requiredAccessoryKeyID = accessoryKeyID
         let connection = HostClient(
-            session: session, limits: limits, chunkLength: link.chunkLength, accessoryKeyID: accessoryKeyID, outbound: continuation,
+            session: session, limits: limits, chunkLength: link.chunkLength, outbound: continuation,
             closeLink: { link.close() }, onEvent: onEvent
         )
         let result = try await withThrowingTaskGroup(of: T?.self) { group in
@@ -262,15 +261,9 @@ public final class HostClient: Sendable {
         case .chunk(let chunk):
             let result: Result<[HostSession.Action], WireError> = state.withLock { state in
                 do throws(WireError) {
+                    // Another key than `accessoryKeyID` is refused by the session itself, at its
+                    // KeyOffer: nothing is ever sealed to it.
                     let actions = try state.received(chunk: chunk, now: .now)
-                    // Checked before the step's writes are queued: establishing sends whatever
-                    // waits for a receipt, and none of it may go to another key.
-                    if let wanted = accessoryKeyID, let reached = state.session.pairing?.accessoryKeyID, reached != wanted {
-                        // Finished under the lock: a send racing this step cannot queue a
-                        // message sealed to the wrong key behind it.
-                        outbound.finish()
-                        return .success([.close(reason: "the accessory's key \(hexString(reached)) is not the one asked for (\(hexString(wanted))); nothing was sent to it")])
-                    }
                     let answers = actions.count { if case .write(_, nil) = $0 { true } else { false } }
                     let unwritten = unwrittenAnswers.withLock { unwritten in
                         unwritten += answers

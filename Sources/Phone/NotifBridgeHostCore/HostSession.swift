@@ -68,6 +68,10 @@ public struct HostSession: Sendable {
     public static let maxTransportRetries = 3
 
     public let configuration: Configuration
+    /// The accessory key this link must reach, when the caller knows it (a DNS-SD record's key
+    /// ID, which anyone on the network can publish): a KeyOffer of any other key, or a resumed
+    /// exchange made with one, closes the link before anything is sealed to it. Set per link.
+    public var requiredAccessoryKeyID: Data?
     public private(set) var pairing: Pairing?
     public private(set) var forwarder: NotificationsForwarder
     private var security: SecurityRelay
@@ -138,6 +142,7 @@ public struct HostSession: Sendable {
     /// hands the result back for the relay to forward.
     private mutating func receivedKeyOffer(_ offer: Notifbridge_V1_KeyOffer) throws(SecurityRelay.Refusal) -> [Action] {
         guard let publicKey = try security.keyOffer(offer), let suite = CipherSuite(wireName: publicKey.cipherSuite) else { return [] }
+        if let refusal = unwanted(offer.keyID) { return refuse(refusal) }
         let sender: SenderSession
         do {
             sender = try makeSender(suite, publicKey.key, configuration.identifier)
@@ -157,6 +162,7 @@ public struct HostSession: Sendable {
             candidate = nil
         }
         guard let pairing else { return [.close(reason: "exchange \(exchangeHex(exchangeID)) confirmed without keys")] }
+        if let refusal = unwanted(pairing.accessoryKeyID) { return refuse(refusal) }
         var actions: [Action] = [
             .established(exchangeID: exchangeID, suite: pairing.sender.parameters.cipherSuite, resumed: resumed),
             .send(transport.bind()),
@@ -166,6 +172,18 @@ public struct HostSession: Sendable {
             actions += transmit(outbound)
         }
         return actions
+    }
+
+    /// Why a key is not the one this link must reach, if it is not.
+    private func unwanted(_ keyID: Data) -> String? {
+        guard let wanted = requiredAccessoryKeyID, keyID != wanted else { return nil }
+        return "the accessory's key \(hexString(keyID)) is not the one asked for (\(hexString(wanted))); nothing was sent to it"
+    }
+
+    /// Ends the link as the session sees it at once, so a send racing the close only queues.
+    private mutating func refuse(_ reason: String) -> [Action] {
+        disconnected()
+        return [.close(reason: reason)]
     }
 
     /// The transport relay hands the accessory's ciphertext to the system, which decrypts it for

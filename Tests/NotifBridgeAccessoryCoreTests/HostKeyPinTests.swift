@@ -1,0 +1,59 @@
+import Foundation
+import NotifBridgeAccessoryCore
+import NotifBridgeCrypto
+import NotifBridgeHostCore
+import Testing
+
+/// `HostSession.requiredAccessoryKeyID`: a link told which key it must reach (a DNS-SD record's,
+/// which anyone on the network can publish) seals nothing to any other, not even the events
+/// that were waiting for the link.
+@Suite("The host's key pin")
+struct HostKeyPinTests {
+    static func flipped(_ keyID: [UInt8]) -> Data {
+        var other = Data(keyID)
+        other[other.startIndex] ^= 0x01
+        return other
+    }
+
+    @Test("A KeyOffer of the key asked for is answered; of any other, the link closes with nothing sent", arguments: [true, false])
+    func offer(matching: Bool) throws {
+        var pair = try BackToBack()
+        let keyID = pair.accessory.identity.keyID
+        pair.host.requiredAccessoryKeyID = matching ? Data(keyID) : Self.flipped(keyID)
+        // Queued before the link: establishing sends it.
+        try pair.send(.add(HostNotification(source: "s", id: "n1", sourceName: "S", body: "b"), .standard))
+        pair.connect()
+        let closes = pair.hostActions.compactMap { if case .close(let reason) = $0 { reason } else { nil } }
+        if matching {
+            #expect(closes.isEmpty, "\(closes)")
+            #expect(pair.deliveries.count == 1)
+        } else {
+            #expect(closes.count == 1)
+            #expect(closes.first?.contains("is not the one asked for") == true, "\(closes)")
+            #expect(!pair.host.isEstablished)
+            #expect(!pair.accessoryActions.contains { if case .persistExchange = $0 { true } else { false } }, "KeyMaterial reached the accessory")
+            #expect(pair.deliveries.isEmpty)
+        }
+    }
+
+    /// A resumed exchange proves only that the accessory holds it: one made (without a pin)
+    /// with another key is refused too, and the session stops counting as established at once.
+    @Test("Resuming an exchange made with another key closes the link before anything is sent")
+    func resumed() throws {
+        var pair = try BackToBack()
+        pair.connect()
+        #expect(pair.host.isEstablished)
+        pair.host.requiredAccessoryKeyID = Self.flipped(pair.accessory.identity.keyID)
+        pair.hostActions = []
+        pair.deliveries = []
+        pair.host.disconnected()
+        // Held while there is no link: the resumed exchange would send it.
+        try pair.send(.add(HostNotification(source: "s", id: "held", sourceName: "S", body: "b"), .standard))
+        pair.reconnect()
+        #expect(pair.accessoryActions.contains { if case .resumedExchange = $0 { true } else { false } }, "the accessory resumed")
+        let closes = pair.hostActions.compactMap { if case .close(let reason) = $0 { reason } else { nil } }
+        #expect(closes.count == 1, "\(pair.hostActions)")
+        #expect(!pair.host.isEstablished)
+        #expect(pair.deliveries.isEmpty, "an event was sealed to the resumed exchange")
+    }
+}
