@@ -223,12 +223,19 @@ public struct HostSession: Sendable {
         } catch {
             throw .notificationTooLarge(error.description)
         }
+        try checkFitsLink(outbound)
+        forwarder.sent(outbound)
+        return (outbound.sequence, isEstablished ? transmit(outbound) : [])
+    }
+
+    /// Every event must fit the link, even one sent over the internet first: the link carries
+    /// it again, and the internet's limit counts the plaintext alone (PROTOCOL §10.3), so an
+    /// event up to 38 bytes over the link's would be refused there after every re-key.
+    private func checkFitsLink(_ outbound: NotificationsForwarder.Outbound) throws(AccessoryError) {
         let length = TransportRelay.sealedLength(ciphertextLength: outbound.plaintext.count + FeatureCipher.overhead)
         guard length <= security.maxMessageLength else {
             throw .notificationTooLarge("the sealed event is \(length) bytes; the accessory accepts at most \(security.maxMessageLength)")
         }
-        forwarder.sent(outbound)
-        return (outbound.sequence, isEstablished ? transmit(outbound) : [])
     }
 
     /// Numbers and records one data-provider call as sent without sealing it for the link: the
@@ -242,6 +249,7 @@ public struct HostSession: Sendable {
         } catch {
             throw .notificationTooLarge(error.description)
         }
+        try checkFitsLink(outbound)
         forwarder.sent(outbound)
         return outbound
     }
