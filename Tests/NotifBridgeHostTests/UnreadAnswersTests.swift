@@ -75,3 +75,38 @@ struct UnreadAnswersTests {
         }
     }
 }
+
+/// An accessory may send LinkErrors, responses and removals of its own accord, as often as it
+/// likes; a phone whose caller reads none of them (it sends, then sleeps) kept every one.
+@Suite("The phone's unread events are bounded", .timeLimit(.minutes(1)))
+struct UnreadEventsTests {
+    @Test("Messages of the accessory's own up to the limit wait unread; one more closes the link", arguments: [HostClient.maxUnreadEvents, HostClient.maxUnreadEvents + 1])
+    func linkErrorsUnread(count: Int) async throws {
+        let (inbound, feed) = AsyncThrowingStream.makeStream(of: LinkInbound.self, throwing: (any Error).self)
+        let closed = Mutex(false)
+        let link = ChunkLink(
+            peer: "an accessory that talks", kind: .loopback, chunkLength: 4096, inbound: inbound,
+            write: { _ in },
+            close: {
+                closed.withLock { $0 = true }
+                feed.finish()
+            }
+        )
+        var framer = ChunkFramer(chunkLength: link.chunkLength)
+        let error = WireCodec.encode(LinkMessage.linkError(.unexpected, "again"))
+        for _ in 0..<count {
+            for chunk in framer.frame(error) { feed.yield(.chunk(chunk)) }
+        }
+        let seen = Mutex(0)
+        let session = HostSession(configuration: .init(identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
+        let (closedWhileRunning, _) = try await HostClient.run(over: link, session: session, onEvent: { event in
+            if case .peerError = event { seen.withLock { $0 += 1 } }
+        }) { _ in
+            // Reads no event: waits until the phone has taken every message, then a moment more.
+            try await TestWait.until("the phone to take \(count) messages") { seen.withLock { $0 } == count }
+            try await Task.sleep(for: .milliseconds(200))
+            return closed.withLock { $0 }
+        }
+        #expect(closedWhileRunning == (count > HostClient.maxUnreadEvents))
+    }
+}

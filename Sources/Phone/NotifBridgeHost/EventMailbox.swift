@@ -24,23 +24,41 @@ public struct HostTimeout: Error, CustomStringConvertible {
 /// A single-consumer queue of events with an awaitable `next`. A ring buffer: a large
 /// `phone forward --file` reads its receipts only after sending everything, and taking each
 /// from the front of an array moved all the others.
+///
+/// Elements posted as `limited` (what a peer sends of its own accord, as many as it likes)
+/// may wait unread up to `limit` at once; the others are bounded by their cause (a receipt
+/// answers an event this side sent).
 final class EventMailbox<Element: Sendable>: Sendable {
     private struct State {
-        var buffer = CircularBuffer<Element>()
+        var buffer = CircularBuffer<(element: Element, limited: Bool)>()
+        var limitedWaiting = 0
         var waiter: CheckedContinuation<Element?, Never>?
         var finished = false
     }
 
+    let limit: Int
     private let state = Mutex(State())
 
-    func post(_ element: Element) {
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Queues `element`, or hands it to the waiting consumer. Returns false, queueing nothing,
+    /// when it is `limited` and `limit` such elements already wait.
+    @discardableResult
+    func post(_ element: Element, limited: Bool = false) -> Bool {
         state.withLock { state in
             if let waiter = state.waiter {
                 state.waiter = nil
                 waiter.resume(returning: element)
-            } else {
-                state.buffer.append(element)
+                return true
             }
+            if limited {
+                guard state.limitedWaiting < limit else { return false }
+                state.limitedWaiting += 1
+            }
+            state.buffer.append((element, limited))
+            return true
         }
     }
 
@@ -58,7 +76,8 @@ final class EventMailbox<Element: Sendable>: Sendable {
             await withCheckedContinuation { continuation in
                 state.withLock { state in
                     if let first = state.buffer.popFirst() {
-                        continuation.resume(returning: first)
+                        if first.limited { state.limitedWaiting -= 1 }
+                        continuation.resume(returning: first.element)
                     } else if state.finished || Task.isCancelled {
                         continuation.resume(returning: nil)
                     } else {

@@ -10,7 +10,7 @@ import Synchronization
 public final class HostClient: Sendable {
     let state: Mutex<HostConnection>
     let outbound: AsyncStream<Outbound>.Continuation
-    private let mailbox = EventMailbox<HostClientEvent>()
+    private let mailbox = EventMailbox<HostClientEvent>(limit: HostClient.maxUnreadEvents)
     private let onEvent: @Sendable (HostClientEvent) -> Void
     /// Set once the caller is done, so the close it causes is not reported as a failure.
     private let closing = Mutex(false)
@@ -25,6 +25,10 @@ public final class HostClient: Sendable {
     /// two; an accessory that keeps offering keys without reading would otherwise grow the
     /// queue for as long as it sends (1 KB a KeyMaterial).
     public static let maxUnwrittenAnswers = 16
+    /// Messages the accessory sends of its own accord (responses, removals, Resyncs,
+    /// LinkErrors) that may wait unread in the event mailbox; one more closes the link. Receipts
+    /// are not counted: each answers an event the phone sent.
+    public static let maxUnreadEvents = 10_000
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
 
@@ -334,7 +338,9 @@ public final class HostClient: Sendable {
 
     func post(_ event: HostClientEvent) {
         onEvent(event)
-        mailbox.post(event)
+        guard mailbox.post(event, limited: event.isAccessorysOwn) else {
+            return endLink(reason: "the accessory sent more than \(Self.maxUnreadEvents) messages of its own that were not read; closed")
+        }
     }
 
     /// This side ends the link: nothing more is sent, and the link closes at once.
@@ -386,4 +392,14 @@ struct WaitBudget {
 public struct HostFailure: Error, CustomStringConvertible {
     public var description: String
     public init(description: String) { self.description = description }
+}
+
+extension HostClientEvent {
+    /// Sent by the accessory unasked, as often as it likes (not a receipt or a link event).
+    fileprivate var isAccessorysOwn: Bool {
+        switch self {
+        case .response, .removeOnPhone, .resync, .peerError: true
+        case .established, .receipt, .notSent, .closed: false
+        }
+    }
 }
