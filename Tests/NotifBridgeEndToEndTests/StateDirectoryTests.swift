@@ -92,7 +92,7 @@ struct StateDirectoryTests {
         let directory = try TemporaryDirectory("state-readonly")
         defer { directory.remove() }
         let store = directory.path + "/accessory.sqlite"
-        try withExtendedLifetime(try Self.startDaemon(directory.path)) {}
+        withExtendedLifetime(try Self.startDaemon(directory.path)) {}
         let before = try Data(contentsOf: URL(fileURLWithPath: store))
         let root = getuid() == 0
         if root {
