@@ -2,6 +2,7 @@ import Foundation
 import NotifBridgeAccessoryCore
 import NotifBridgeCrypto
 import NotifBridgeHostCore
+import NotifBridgeWire
 import Testing
 
 /// `HostSession.requiredAccessoryKeyID`: a link told which key it must reach (a DNS-SD record's,
@@ -55,5 +56,17 @@ struct HostKeyPinTests {
         #expect(closes.count == 1, "\(pair.hostActions)")
         #expect(!pair.host.isEstablished)
         #expect(pair.deliveries.isEmpty, "an event was sealed to the resumed exchange")
+    }
+
+    /// The refused offer's own terms (here its maximum message length) are not taken either:
+    /// a rogue could otherwise leave the phone unable to send anything to the real accessory.
+    @Test("An offer refused by the pin changes nothing the session keeps")
+    func refusedOfferTakesNothing() throws {
+        var pair = try BackToBack(limits: WireLimits(maxMessageLength: 1300))
+        pair.host.requiredAccessoryKeyID = Self.flipped(pair.accessory.identity.keyID)
+        pair.connect()
+        #expect(pair.hostActions.contains { if case .close = $0 { true } else { false } })
+        let body = String(repeating: "b", count: 2000)
+        #expect(throws: Never.self) { try pair.send(.add(HostNotification(source: "s", id: "n1", sourceName: "S", body: body), .standard)) }
     }
 }

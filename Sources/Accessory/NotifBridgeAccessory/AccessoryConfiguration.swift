@@ -56,24 +56,19 @@ public struct AccessoryConfiguration: Sendable {
         /// Refusal lines per origin per window; the rest are summarised (`LogThrottle` in NotifBridgeLogGate).
         public var logBurst: Int
         public var logInterval: Duration
-        /// How long a link may hold its slot without an established exchange
-        /// (`AccessorySession.Configuration.keyExchangeTimeout`).
-        public var keyExchangeTimeout: Duration
 
         public init(
             maxConnections: Int = 32,
             reassemblyBudget: Int = ReassemblyBudget.defaultCapacity,
             maxQueuedInputs: Int = 256,
             logBurst: Int = 5,
-            logInterval: Duration = .seconds(10),
-            keyExchangeTimeout: Duration = AccessorySession.Configuration.defaultKeyExchangeTimeout
+            logInterval: Duration = .seconds(10)
         ) {
             self.maxConnections = maxConnections
             self.reassemblyBudget = reassemblyBudget
             self.maxQueuedInputs = maxQueuedInputs
             self.logBurst = logBurst
             self.logInterval = logInterval
-            self.keyExchangeTimeout = keyExchangeTimeout
         }
 
         /// The one gate for the daemon's rationed lines, its alert sinks' included.
@@ -112,8 +107,8 @@ public struct AccessoryConfiguration: Sendable {
             throw Invalid(description: "--port \(port) is not a TCP port (0...65535)")
         }
         guard resources.maxConnections >= 1, resources.maxQueuedInputs >= 1, resources.logBurst >= 1,
-              resources.reassemblyBudget >= limits.maxMessageLength, resources.keyExchangeTimeout > .zero else {
-            throw Invalid(description: "resource limits must allow one connection, one queued input, one log line, one largest message (\(limits.maxMessageLength) bytes) and some time for a key exchange")
+              resources.reassemblyBudget >= limits.maxMessageLength else {
+            throw Invalid(description: "resource limits must allow one connection, one queued input, one log line and one largest message (\(limits.maxMessageLength) bytes)")
         }
     }
 
@@ -123,8 +118,7 @@ public struct AccessoryConfiguration: Sendable {
         AccessorySession.Configuration(
             allowsP256: kind != .localNetwork,
             transports: kind == .localNetwork ? [.localNetwork] : [.bluetooth],
-            limits: limits,
-            keyExchangeTimeout: resources.keyExchangeTimeout
+            limits: limits
         )
     }
 

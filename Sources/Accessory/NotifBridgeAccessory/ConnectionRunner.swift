@@ -64,7 +64,7 @@ struct ConnectionRunner: Sendable {
                     group.addTask {
                         while true {
                             try await ConnectionTimer.sleep(for: Self.tickInterval)
-                            inputs.push(.tick)
+                            inputs.push(.tick(.now))
                         }
                     }
                     defer { group.cancelAll() }
@@ -125,10 +125,10 @@ struct ConnectionRunner: Sendable {
             case .inbound(.chunkLength(let length)):
                 connection.setTransportChunkLength(length)
                 continue
-            case .tick:
+            case .tick(let queuedAt):
                 expirePartials(&connection, link: link)
-                guard let missed = connection.missedDeadline(now: .now) else { continue }
-                actions = connection.timedOut(missed)
+                guard connection.isHelloOverdue(now: queuedAt) else { continue }
+                actions = connection.helloTimedOut()
             case .shutdown:
                 logger.info("closing \(link.peer): the accessory is shutting down")
                 return try await closing(&deliveries, &connection, link)

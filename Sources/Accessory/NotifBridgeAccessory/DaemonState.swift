@@ -121,7 +121,9 @@ final class ConnectionRegistry: Sendable {
 /// control service asks to send.
 enum LinkInput: Sendable {
     case inbound(LinkInbound)
-    case tick
+    /// When it was queued: a deadline is judged by it, so a Hello that arrived in time but
+    /// was taken after the tick (in the same batch, behind a slow commit) is not late.
+    case tick(ContinuousClock.Instant)
     case send(AccessoryEvent.OneOf_Event, reply: SendReply)
     /// The daemon is stopping: finish what came before, then close.
     case shutdown

@@ -20,8 +20,8 @@ public struct AccessoryConnection: Sendable {
     /// What the host asked for in Hello.max_chunk_length, if anything.
     private var hostChunkLength: Int?
     private let openedAt: ContinuousClock.Instant
-    /// Since when the link has had no established exchange (nil while it has one).
-    private var unestablishedSince: ContinuousClock.Instant?
+    /// Whether a Hello has come, which ends the Hello deadline.
+    private var helloReceived = false
 
     /// - Parameters:
     ///   - budget: partial-message bytes shared with the accessory's other links, if any.
@@ -32,7 +32,6 @@ public struct AccessoryConnection: Sendable {
         self.framer = ChunkFramer(chunkLength: chunkLength)
         transportChunkLength = chunkLength
         openedAt = now
-        unestablishedSince = session.isEstablished ? nil : now
     }
 
     /// The length accessory → host chunks have now: the smaller of the transport's and the host's.
@@ -45,7 +44,6 @@ public struct AccessoryConnection: Sendable {
     }
 
     public mutating func received(chunk: some RandomAccessCollection<UInt8>, now: ContinuousClock.Instant) -> [Action] {
-        defer { trackExchange(now: now) }
         let bytes: [UInt8]
         do {
             guard let complete = try reassembler.receive(chunk, now: now) else { return [] }
@@ -59,9 +57,12 @@ public struct AccessoryConnection: Sendable {
         } catch {
             return [.refused(error)] + map(session.receivedInvalid(error))
         }
-        if case .hello(let hello) = message.body, hello.maxChunkLength >= UInt32(WireLimits.minChunkLength) {
-            hostChunkLength = Int(hello.maxChunkLength)
-            framer.setChunkLength(min(transportChunkLength, Int(hello.maxChunkLength)))
+        if case .hello(let hello) = message.body {
+            helloReceived = true
+            if hello.maxChunkLength >= UInt32(WireLimits.minChunkLength) {
+                hostChunkLength = Int(hello.maxChunkLength)
+                framer.setChunkLength(min(transportChunkLength, Int(hello.maxChunkLength)))
+            }
         }
         return map(session.received(message))
     }
@@ -82,39 +83,18 @@ public struct AccessoryConnection: Sendable {
         reassembler.expire(now: now)
     }
 
-    /// A wait the host has made too long: both bound what a peer that never becomes an iPhone
-    /// can hold.
-    public enum Deadline: Sendable, Equatable, CustomStringConvertible {
-        /// No Hello within `WireLimits.helloTimeout` of the opening.
-        case hello(Duration)
-        /// No established exchange within `Configuration.keyExchangeTimeout` of the opening, or
-        /// of a decrypt failure that dropped the exchange.
-        case keyExchange(Duration)
-
-        public var description: String {
-            switch self {
-            case .hello(let limit): "no Hello within \(limit)"
-            case .keyExchange(let limit): "no completed key exchange within \(limit)"
-            }
-        }
+    /// Whether the host has let `WireLimits.helloTimeout` pass since the opening without a
+    /// Hello. Only a Hello ends the wait: a Sealed sent first is answered with Resync and
+    /// KeyOffer, and before it was, such a peer was never timed out and held its slot.
+    public func isHelloOverdue(now: ContinuousClock.Instant) -> Bool {
+        !helloReceived && now - openedAt > session.configuration.limits.helloTimeout
     }
 
-    /// The deadline the host has let pass, if any; the driver asks about once a second.
-    public func missedDeadline(now: ContinuousClock.Instant) -> Deadline? {
-        let configuration = session.configuration
-        if session.isAwaitingHello, now - openedAt > configuration.limits.helloTimeout {
-            return .hello(configuration.limits.helloTimeout)
-        }
-        if let since = unestablishedSince, now - since > configuration.keyExchangeTimeout {
-            return .keyExchange(configuration.keyExchangeTimeout)
-        }
-        return nil
-    }
-
-    /// Ends the link for a missed deadline: a `LinkError` that says which, so that the peer's
+    /// Ends the link for its missing Hello: a `LinkError` that says so, so that the peer's
     /// developer learns why, then the close.
-    public mutating func timedOut(_ deadline: Deadline) -> [Action] {
-        map([.send(.linkError(.unexpected, deadline.description))]) + [.close(reason: deadline.description)]
+    public mutating func helloTimedOut() -> [Action] {
+        let detail = "no Hello within \(session.configuration.limits.helloTimeout)"
+        return map([.send(.linkError(.unexpected, detail))]) + [.close(reason: detail)]
     }
 
     public mutating func delivered(_ delivery: AccessorySession.Delivery, stored: Bool, alerted: Bool) -> [Action] {
@@ -128,14 +108,6 @@ public struct AccessoryConnection: Sendable {
     public mutating func disconnected() {
         reassembler.reset()
         session.disconnected()
-    }
-
-    private mutating func trackExchange(now: ContinuousClock.Instant) {
-        if session.isEstablished {
-            unestablishedSince = nil
-        } else if unestablishedSince == nil {
-            unestablishedSince = now
-        }
     }
 
     private mutating func map(_ actions: [AccessorySession.Action]) -> [Action] {

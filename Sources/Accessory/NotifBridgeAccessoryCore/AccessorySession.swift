@@ -13,24 +13,12 @@ public struct AccessorySession: Sendable {
         public var allowsP256: Bool
         public var transports: [Notifbridge_V1_Transport]
         public var limits: WireLimits
-        /// How long a link may go without an established exchange: from its opening, or from a
-        /// decrypt failure that dropped the exchange. A peer that never completes one would
-        /// otherwise hold a connection slot (or, on Bluetooth, the one central) for ever.
-        public var keyExchangeTimeout: Duration
 
-        public init(
-            allowsP256: Bool, transports: [Notifbridge_V1_Transport], limits: WireLimits = .default,
-            keyExchangeTimeout: Duration = Self.defaultKeyExchangeTimeout
-        ) {
+        public init(allowsP256: Bool, transports: [Notifbridge_V1_Transport], limits: WireLimits = .default) {
             self.allowsP256 = allowsP256
             self.transports = transports
             self.limits = limits
-            self.keyExchangeTimeout = keyExchangeTimeout
         }
-
-        /// Generous beside the exchange itself (two messages of about 1.2 KB each, under a
-        /// second at Bluetooth's smallest chunks), since the iPhone's side is the system's.
-        public static let defaultKeyExchangeTimeout = Duration.seconds(30)
     }
 
     /// A completed exchange that an earlier connection (or process) persisted.

@@ -26,21 +26,27 @@ public struct HostTimeout: Error, CustomStringConvertible {
 /// from the front of an array moved all the others.
 ///
 /// Elements posted as `limited` (what a peer sends of its own accord, as many as it likes)
-/// may wait unread up to `limit` at once; the others are bounded by their cause (a receipt
+/// may wait unread up to a limit at once; the others are bounded by their cause (a receipt
 /// answers an event this side sent).
 final class EventMailbox<Element: Sendable>: Sendable {
     private struct State {
         var buffer = CircularBuffer<(element: Element, limited: Bool)>()
         var limitedWaiting = 0
+        var limit: Int
         var waiter: CheckedContinuation<Element?, Never>?
         var finished = false
     }
 
-    let limit: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(limit: Int) {
-        self.limit = limit
+        state = Mutex(State(limit: limit))
+    }
+
+    /// Room for `count` more limited elements: a peer may answer each message this side sends
+    /// with one (a LinkError for an event it could not store).
+    func raiseLimit(by count: Int) {
+        state.withLock { $0.limit += count }
     }
 
     /// Queues `element`, or hands it to the waiting consumer. Returns false, queueing nothing,
@@ -54,7 +60,7 @@ final class EventMailbox<Element: Sendable>: Sendable {
                 return true
             }
             if limited {
-                guard state.limitedWaiting < limit else { return false }
+                guard state.limitedWaiting < state.limit else { return false }
                 state.limitedWaiting += 1
             }
             state.buffer.append((element, limited))

@@ -26,8 +26,9 @@ public final class HostClient: Sendable {
     /// queue for as long as it sends (1 KB a KeyMaterial).
     public static let maxUnwrittenAnswers = 16
     /// Messages the accessory sends of its own accord (responses, removals, Resyncs,
-    /// LinkErrors) that may wait unread in the event mailbox; one more closes the link. Receipts
-    /// are not counted: each answers an event the phone sent.
+    /// LinkErrors) that may wait unread in the event mailbox, besides one for each event the
+    /// phone sent on the link (a LinkError may answer each: the accessory's store failed);
+    /// one more closes the link. Receipts are not counted: each answers an event.
     public static let maxUnreadEvents = 10_000
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
@@ -277,7 +278,7 @@ public final class HostClient: Sendable {
                         outbound.finish()
                         return .success([.close(reason: "the accessory left \(unwritten - answers) answers unread and asked for more; closed")])
                     }
-                    return .success(Self.enqueueWrites(actions, outbound: outbound, answers: true))
+                    return .success(enqueueWrites(actions, answers: true))
                 } catch {
                     return .failure(error)
                 }
@@ -294,17 +295,19 @@ public final class HostClient: Sendable {
     /// fall behind a Sealed sent by another task). Returns the remaining actions.
     func step(_ body: (inout HostSession) -> [HostSession.Action]) -> [HostSession.Action] {
         state.withLock { state in
-            Self.enqueueWrites(state.step(body), outbound: outbound)
+            enqueueWrites(state.step(body))
         }
     }
 
     /// With `answers`, the writes that carry no event (KeyMaterial, BindFeature) are counted
-    /// as answers to the accessory until written.
-    private static func enqueueWrites(_ actions: [HostConnection.Action], outbound: AsyncStream<Outbound>.Continuation, answers: Bool = false) -> [HostSession.Action] {
+    /// as answers to the accessory until written. Each event sent may draw a LinkError in
+    /// answer, which the mailbox then has room for.
+    private func enqueueWrites(_ actions: [HostConnection.Action], answers: Bool = false) -> [HostSession.Action] {
         actions.compactMap { action in
             switch action {
             case .write(let chunks, let sequence):
                 outbound.yield(Outbound(chunks: chunks, sequence: sequence, answer: answers && sequence == nil))
+                if sequence != nil { mailbox.raiseLimit(by: 1) }
                 return nil
             case .session(let action):
                 return action
@@ -339,7 +342,7 @@ public final class HostClient: Sendable {
     func post(_ event: HostClientEvent) {
         onEvent(event)
         guard mailbox.post(event, limited: event.isAccessorysOwn) else {
-            return endLink(reason: "the accessory sent more than \(Self.maxUnreadEvents) messages of its own that were not read; closed")
+            return endLink(reason: "the accessory sent more messages of its own than may wait unread (\(Self.maxUnreadEvents), and one for each event sent); closed")
         }
     }
 

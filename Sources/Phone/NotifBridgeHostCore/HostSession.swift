@@ -141,8 +141,10 @@ public struct HostSession: Sendable {
     /// The security relay hands the accessory's key to the system, which encapsulates to it and
     /// hands the result back for the relay to forward.
     private mutating func receivedKeyOffer(_ offer: Notifbridge_V1_KeyOffer) throws(SecurityRelay.Refusal) -> [Action] {
-        guard let publicKey = try security.keyOffer(offer), let suite = CipherSuite(wireName: publicKey.cipherSuite) else { return [] }
+        // Before the relay takes anything from the offer (its maximum message length, for one):
+        // an accessory with another key changes nothing.
         if let refusal = unwanted(offer.keyID) { return refuse(refusal) }
+        guard let publicKey = try security.keyOffer(offer), let suite = CipherSuite(wireName: publicKey.cipherSuite) else { return [] }
         let sender: SenderSession
         do {
             sender = try makeSender(suite, publicKey.key, configuration.identifier)
