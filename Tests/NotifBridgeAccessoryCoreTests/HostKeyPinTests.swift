@@ -37,23 +37,45 @@ struct HostKeyPinTests {
         }
     }
 
-    /// A resumed exchange proves only that the accessory holds it: one made (without a pin)
-    /// with another key is refused too, and the session stops counting as established at once.
-    @Test("Resuming an exchange made with another key closes the link before anything is sent")
-    func resumed() throws {
+    /// The phone holds an exchange made (without a pin) with another key: a pinned link does
+    /// not ask to resume it, so the accessory offers its key, which is refused before anything
+    /// is sent. The exchange itself is kept for links that are not pinned to another key.
+    @Test("A link pinned to another key does not ask to resume the exchange it holds")
+    func noResumeOfAnotherKey() throws {
         var pair = try BackToBack()
         pair.connect()
-        #expect(pair.host.isEstablished)
         pair.host.requiredAccessoryKeyID = Self.flipped(pair.accessory.identity.keyID)
         pair.hostActions = []
         pair.deliveries = []
         pair.host.disconnected()
-        // Held while there is no link: the resumed exchange would send it.
+        // Held while there is no link: a resumed exchange would send it.
         try pair.send(.add(HostNotification(source: "s", id: "held", sourceName: "S", body: "b"), .standard))
         pair.reconnect()
-        #expect(pair.accessoryActions.contains { if case .resumedExchange = $0 { true } else { false } }, "the accessory resumed")
+        #expect(!pair.accessoryActions.contains { if case .resumedExchange = $0 { true } else { false } })
         let closes = pair.hostActions.compactMap { if case .close(let reason) = $0 { reason } else { nil } }
-        #expect(closes.count == 1, "\(pair.hostActions)")
+        #expect(closes.count == 1 && closes[0].contains("is not the one asked for"), "\(pair.hostActions)")
+        #expect(!pair.host.isEstablished)
+        #expect(pair.deliveries.isEmpty, "an event was sealed to the accessory")
+        #expect(pair.host.pairing != nil, "the exchange with the other key is kept")
+    }
+
+    /// Should a resume for another key be confirmed anyway (the pin set after the Hello went),
+    /// the confirmation is refused before anything is sent.
+    @Test("A resumed exchange made with another key is refused when confirmed")
+    func resumedConfirmRefused() throws {
+        var pair = try BackToBack()
+        pair.connect()
+        pair.linkUp = false
+        pair.reconnect()
+        pair.linkUp = true
+        let hello = pair.host.connected(maxChunkLength: 4096)
+        pair.host.requiredAccessoryKeyID = Self.flipped(pair.accessory.identity.keyID)
+        pair.hostActions = []
+        pair.deliveries = []
+        try pair.send(.add(HostNotification(source: "s", id: "held", sourceName: "S", body: "b"), .standard))
+        pair.pumpHost(hello)
+        #expect(pair.accessoryActions.contains { if case .resumedExchange = $0 { true } else { false } }, "the accessory resumed")
+        #expect(pair.hostActions.contains { if case .close = $0 { true } else { false } }, "\(pair.hostActions)")
         #expect(!pair.host.isEstablished)
         #expect(pair.deliveries.isEmpty, "an event was sealed to the resumed exchange")
     }

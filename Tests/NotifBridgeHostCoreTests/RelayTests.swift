@@ -141,6 +141,13 @@ struct RelayTests {
         receipt.event = .receipt(.with { $0.hostSequence = 41; $0.stored = true; $0.alerted = true })
         #expect(try forwarder.messageHandler(Data(WireCodec.encode(receipt))) == .receipt(.init(sequence: 41, stored: true, alerted: true)))
         #expect(forwarder.unacknowledged.map(\.sequence) == [42])
+        // A second receipt for 41 (for a copy sent again), or one for a number never sent,
+        // settles nothing and is dropped: an accessory could send those without end.
+        #expect(try forwarder.messageHandler(Data(WireCodec.encode(receipt))) == nil)
+        var stranger = AccessoryEvent()
+        stranger.event = .receipt(.with { $0.hostSequence = 7_000; $0.stored = true })
+        #expect(try forwarder.messageHandler(Data(WireCodec.encode(stranger))) == nil)
+        #expect(forwarder.unacknowledged.map(\.sequence) == [42])
 
         var response = AccessoryEvent()
         response.event = .response(.with {

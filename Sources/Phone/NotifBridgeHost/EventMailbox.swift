@@ -33,6 +33,8 @@ final class EventMailbox<Element: Sendable>: Sendable {
         var buffer = CircularBuffer<(element: Element, limited: Bool)>()
         var limitedWaiting = 0
         var limit: Int
+        /// The highest number `makeRoom(forAnswerTo:)` has made room for (0: none yet).
+        var answerable: UInt64 = 0
         var waiter: CheckedContinuation<Element?, Never>?
         var finished = false
     }
@@ -43,10 +45,21 @@ final class EventMailbox<Element: Sendable>: Sendable {
         state = Mutex(State(limit: limit))
     }
 
-    /// Room for `count` more limited elements: a peer may answer each message this side sends
-    /// with one (a LinkError for an event it could not store).
-    func raiseLimit(by count: Int) {
-        state.withLock { $0.limit += count }
+    /// Room for one more limited element for each numbered message this side sends, which a
+    /// peer may answer with one (a LinkError for an event it could not store). Once per number:
+    /// a message sent again (after each re-key) makes no more room.
+    func makeRoom(forAnswerTo number: UInt64) {
+        state.withLock { state in
+            if state.answerable == 0 {
+                // The link's first: numbers before it were sent on earlier links.
+                state.limit += 1
+            } else if number > state.answerable {
+                state.limit += Int(clamping: number - state.answerable)
+            } else {
+                return
+            }
+            state.answerable = number
+        }
     }
 
     /// Queues `element`, or hands it to the waiting consumer. Returns false, queueing nothing,

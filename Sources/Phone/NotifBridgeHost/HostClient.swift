@@ -307,7 +307,7 @@ public final class HostClient: Sendable {
             switch action {
             case .write(let chunks, let sequence):
                 outbound.yield(Outbound(chunks: chunks, sequence: sequence, answer: answers && sequence == nil))
-                if sequence != nil { mailbox.raiseLimit(by: 1) }
+                if let sequence { mailbox.makeRoom(forAnswerTo: sequence) }
                 return nil
             case .session(let action):
                 return action
@@ -398,11 +398,13 @@ public struct HostFailure: Error, CustomStringConvertible {
 }
 
 extension HostClientEvent {
-    /// Sent by the accessory unasked, as often as it likes (not a receipt or a link event).
+    /// Caused by the accessory, as often as it likes: every message of its own, and each
+    /// exchange it confirms (it may offer a new key at any time). Receipts settle one event
+    /// each (others are dropped), and the rest is the phone's own doing.
     fileprivate var isAccessorysOwn: Bool {
         switch self {
-        case .response, .removeOnPhone, .resync, .peerError: true
-        case .established, .receipt, .notSent, .closed: false
+        case .response, .removeOnPhone, .resync, .peerError, .established: true
+        case .receipt, .notSent, .closed: false
         }
     }
 }

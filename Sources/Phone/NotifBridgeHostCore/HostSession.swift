@@ -110,8 +110,10 @@ public struct HostSession: Sendable {
 
     // MARK: Link events
 
+    /// A link told which key it must reach does not ask to resume an exchange made with
+    /// another: the accessory would confirm it, and the link would have to be refused.
     public mutating func connected(maxChunkLength: Int) -> [Action] {
-        [.send(security.hello(maxChunkLength: maxChunkLength))]
+        [.send(security.hello(maxChunkLength: maxChunkLength, resumingOnly: requiredAccessoryKeyID))]
     }
 
     public mutating func disconnected() {
@@ -159,14 +161,14 @@ public struct HostSession: Sendable {
 
     private mutating func receivedKeyConfirm(_ confirm: Notifbridge_V1_KeyConfirm) throws(SecurityRelay.Refusal) -> [Action] {
         guard case .established(let exchangeID, let resumed) = try security.keyConfirm(confirm) else { return [] }
-        if !resumed {
-            pairing = candidate
-            candidate = nil
+        guard let confirmed = resumed ? pairing : candidate else {
+            return [.close(reason: "exchange \(exchangeHex(exchangeID)) confirmed without keys")]
         }
-        guard let pairing else { return [.close(reason: "exchange \(exchangeHex(exchangeID)) confirmed without keys")] }
-        if let refusal = unwanted(pairing.accessoryKeyID) { return refuse(refusal) }
+        if let refusal = unwanted(confirmed.accessoryKeyID) { return refuse(refusal) }
+        pairing = confirmed
+        candidate = nil
         var actions: [Action] = [
-            .established(exchangeID: exchangeID, suite: pairing.sender.parameters.cipherSuite, resumed: resumed),
+            .established(exchangeID: exchangeID, suite: confirmed.sender.parameters.cipherSuite, resumed: resumed),
             .send(transport.bind()),
         ]
         // The data provider's events without a receipt go again, in order, under their numbers.

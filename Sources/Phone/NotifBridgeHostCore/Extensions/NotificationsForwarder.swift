@@ -101,7 +101,9 @@ public struct NotificationsForwarder: Sendable {
         }
         switch event.event {
         case .receipt(let receipt):
-            pending[receipt.hostSequence] = nil
+            // One that settles nothing (a second copy's, or a number never sent) is dropped: an
+            // accessory could send those without end.
+            guard pending.removeValue(forKey: receipt.hostSequence) != nil else { return nil }
             return .receipt(Receipt(sequence: receipt.hostSequence, stored: receipt.stored, alerted: receipt.alerted))
         case .response(let response):
             return .response(NotificationResponse(

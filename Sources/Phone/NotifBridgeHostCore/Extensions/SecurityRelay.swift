@@ -54,14 +54,16 @@ public struct SecurityRelay: Sendable {
         self.resume = resume
     }
 
-    public mutating func hello(maxChunkLength: Int) -> LinkMessage {
+    /// - Parameter resumingOnly: when given, the held exchange is offered for resuming only if
+    ///   it was made with this key (a link told which key it must reach).
+    public mutating func hello(maxChunkLength: Int, resumingOnly keyID: Data? = nil) -> LinkMessage {
         stage = .helloSent
         var message = LinkMessage()
         message.hello = .with {
             $0.protocolVersion = notifBridgeProtocolVersion
             $0.cipherSuites = suites.map(\.rawValue)
             $0.maxChunkLength = UInt32(maxChunkLength)
-            if let resume {
+            if let resume, keyID == nil || resume.keyID == keyID {
                 $0.resume = .with {
                     $0.keyID = resume.keyID
                     $0.exchangeID = resume.exchangeID
