@@ -26,9 +26,10 @@ public final class HostClient: Sendable {
     /// queue for as long as it sends (1 KB a KeyMaterial).
     public static let maxUnwrittenAnswers = 16
     /// Messages the accessory sends of its own accord (responses, removals, Resyncs,
-    /// LinkErrors) that may wait unread in the event mailbox, besides one for each event the
-    /// phone sent on the link (a LinkError may answer each: the accessory's store failed);
-    /// one more closes the link. Receipts are not counted: each answers an event.
+    /// LinkErrors, KeyConfirms) that may wait unread in the event mailbox, besides one for each
+    /// event number the phone sent on the link (a LinkError may answer each: the accessory's
+    /// store failed); one more closes the link. Receipts are not counted: the session drops
+    /// any that settles no event.
     public static let maxUnreadEvents = 10_000
     /// Every receipt with its arrival time, for load runs.
     private let receiptLog = ReceiptLog()
