@@ -75,6 +75,30 @@ struct ANCSClientTests {
         #expect(done == [.added(ANCSNotification(uid: 9, category: .social, appIdentifier: "com.example.chat", appName: "Chat", title: "C"))])
     }
 
+    /// A driver that fell behind (a slow commit) hands over a reply that arrived in time, after
+    /// the deadline has passed on its clock: only a tick judges deadlines, so the reply is read.
+    @Test("A reply handed over after its deadline, before any tick judged it, is read", arguments: [5, 60])
+    func lateHandedReply(seconds: Int) {
+        var client = clientWith7()
+        _ = client.receivedNotificationSource(sourceEvent(.added, uid: 8), now: t0)
+        let late = t0 + .seconds(seconds)
+        _ = client.receivedNotificationSource(sourceEvent(.added, uid: 9), now: late)
+        #expect(client.receivedDataSource(notificationReply(uid: 8, app: "com.example.chat", title: "B"), now: late).notifications.map(\.title) == ["B"])
+        #expect(client.pendingCount == 1, "9's request went out")
+    }
+
+    /// A tick judges as of when it was made: one made just before the deadline and handed over
+    /// long after it drops nothing; one made at the deadline drops the request.
+    @Test("A tick made at the deadline drops the request; one made 1 ns before, handed over late, does not", arguments: [(Duration.nanoseconds(-1), 0), (.zero, 1)])
+    func tickJudgedWhenMade(offset: Duration, refusals: Int) {
+        var client = clientWith7()
+        _ = client.receivedNotificationSource(sourceEvent(.added, uid: 8), now: t0)
+        let deadline = t0 + ANCSClient.Limits().replyTimeout
+        let actions = client.tick(now: deadline + .seconds(30), made: deadline + offset)
+        #expect(actions.refusals.count == refusals)
+        #expect(client.pendingCount == 1 - refusals)
+    }
+
     @Test("Queue: maxQueuedEvents waiting is accepted, one more drops the oldest", arguments: [false, true])
     func queueLimit(over: Bool) {
         var client = ANCSClient(limits: .init(maxQueuedEvents: 3))

@@ -48,6 +48,13 @@ import Testing
             settle(feed.tick(now: clock, date: ANCSFeedTests.date, otherSourceEstablished: established), device: ANCSFeedTests.device)
         }
 
+        /// A tick made `quiet` after the connection's last announcement, handed over 30 s later,
+        /// as by a runner that fell behind.
+        mutating func lateTick(madeAfter quiet: Duration) {
+            let made = clock + quiet
+            settle(feed.tick(now: made + .seconds(30), made: made, date: ANCSFeedTests.date, otherSourceEstablished: false), device: ANCSFeedTests.device)
+        }
+
         /// Carries out the feed's actions the way the runner does, with the server as the iPhone.
         mutating func settle(_ actions: [ANCSFeed.Action], device: String) {
             for action in actions {
@@ -81,6 +88,19 @@ import Testing
         rig.tick(after: 1)
         #expect(rig.withdrawals == [["ancs:1", "ancs:2"]])
         #expect(!rig.feed.catchingUp)
+    }
+
+    /// Catch-up's quiet is judged as of when the tick was made, not when a busy runner got to it:
+    /// announcements may be waiting right behind it.
+    @Test("A tick made catchUpQuiet after the last announcement ends catch-up; one made 1 ns sooner does not, however late it is handed over",
+          arguments: [(Duration.seconds(3) - .nanoseconds(1), false), (.seconds(3), true)])
+    func catchUpJudgedWhenMade(quiet: Duration, ends: Bool) {
+        var rig = Rig()
+        rig.connect()
+        rig.post(1, preExisting: true)
+        rig.lateTick(madeAfter: quiet)
+        #expect(rig.feed.catchingUp == !ends)
+        #expect(rig.withdrawals == (ends ? [["ancs:1"]] : []))
     }
 
     @Test func aNewNotificationEndsCatchUpAtOnce() {

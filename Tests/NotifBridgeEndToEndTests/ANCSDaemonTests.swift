@@ -19,6 +19,9 @@ final class ModelANCSPort: ANCSPort {
     private let continuation: AsyncStream<ANCSPortEvent>.Continuation
     let model = Mutex(ANCSServer())
     let performed = Mutex<[(UInt32, ANCSActionID)]>([])
+    /// How long the next Control Point write takes after its reply is sent, as when the daemon
+    /// stalls: the reply then waits in the runner's queue.
+    let nextWriteStall = Mutex<Duration?>(nil)
 
     init() {
         (events, continuation) = AsyncStream.makeStream(of: ANCSPortEvent.self)
@@ -37,6 +40,7 @@ final class ModelANCSPort: ANCSPort {
         case .error(let error):
             throw error
         }
+        if let stall = nextWriteStall.withLock({ $0.take() }) { try await Task.sleep(for: stall) }
     }
 
     func connect() {
@@ -126,6 +130,20 @@ struct ANCSDaemonTests {
         let after: [StoredNotification] = try daemon.store.notifications(includeRemoved: false)
         #expect(Set(after.map(\.notificationIdentifier)) == ["ancs:2", "ancs:3", "ancs:4"])
         #expect(after.first { $0.notificationIdentifier == "ancs:3" }?.alerted == false, "a pre-existing notification is caught up, not alerted")
+    }
+
+    /// The runner held up past the reply timeout (here by the write itself; in life by a slow
+    /// commit) finds the reply waiting in its queue: it is read, not dropped as overdue.
+    @Test("A reply that waited in the queue while the runner was held up past the reply timeout is read")
+    func replyWaitedWhileHeldUp() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (_, presenter, port, task) = try Self.start(in: directory)
+        defer { task.cancel() }
+        port.nextWriteStall.withLock { $0 = ANCSClient.Limits().replyTimeout + .seconds(1) }
+        port.connect()
+        port.post(5, title: "Fay")
+        try await presenter.waitFor("ancs:5 added", Self.shown("ancs:5", .added))
     }
 
     @Test("Once the ANCS port has stopped, an action says that nothing was sent")

@@ -79,12 +79,13 @@ struct LingeringCloseTests {
     /// The linger's 2 s start at the half-closure, not when the last writes begin to flush: a
     /// peer that reads late still gets everything. Six megabytes in one write are more than the
     /// two sockets' buffers hold, so most of them wait in NIO until the peer reads, 2.5 s later.
-    /// The peer is raw NIO counting bytes: a reader that decodes each chunk through a link took
-    /// more than the flush's remaining 2.5 s in a debug build with the whole suite running.
+    /// The flush is given 30 s here, so that only the linger's start decides: with the standard
+    /// 5 s, the 2.5 s left did not suffice to read six megabytes in a debug build on a 2-core CI
+    /// machine running the whole suite (3.9 MB arrived, 2026-11-29).
     @Test("a peer that starts reading late still gets every last write")
     func lateReaderGetsEverything() async throws {
         let chunks = 6000
-        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default)
+        let listener = try await TCPLink.listen(host: "127.0.0.1", port: 0, limits: .default, flushTimeout: .seconds(30))
         let port = try #require(listener.channel.localAddress?.port)
         async let served: Void = Self.serveFirst(listener, peer: "the iPhone") {
             (0..<chunks).map { [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: Self.replyLength) }

@@ -53,7 +53,9 @@ final class ANCSRunner: Sendable {
     /// One loop, so that the feed's actions are carried out in the order it produced them.
     private enum Input: Sendable {
         case port(ANCSPortEvent)
-        case tick
+        /// When it was made: the feed judges the iPhone's deadlines by that instant, so that a
+        /// tick made before a reply arrived, and handled after a slow commit, does not drop it.
+        case tick(ContinuousClock.Instant)
         case perform(ANCSActionID, identifier: String, UUID)
     }
 
@@ -71,6 +73,8 @@ final class ANCSRunner: Sendable {
     static let maxQueuedInputs = 1024
 
     private let inbox = Mutex(Inbox())
+    /// A tick is queued and not yet taken by the loop.
+    private let tickPending = Atomic(false)
 
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
@@ -101,16 +105,20 @@ final class ANCSRunner: Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.tickInterval)
-                    continuation.yield(.tick)
+                    // One tick waits at most: a loop that fell behind gets no backlog of stale ones.
+                    if !self.tickPending.exchange(true, ordering: .acquiringAndReleasing) {
+                        continuation.yield(.tick(.now))
+                    }
                 }
             }
             for await input in inputs {
                 switch input {
                 case .port(let event):
                     await handle(event, port: port)
-                case .tick:
+                case .tick(let made):
+                    tickPending.store(false, ordering: .releasing)
                     let established = registry.newestEstablished() != nil
-                    await carryOut(withFeed { $0.tick(now: .now, date: Date(), otherSourceEstablished: established) }, port: port)
+                    await carryOut(withFeed { $0.tick(now: .now, made: made, date: Date(), otherSourceEstablished: established) }, port: port)
                 case .perform(let action, let identifier, let id):
                     let result: Result<Void, ANCSFeedError>
                     switch withFeed({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {

@@ -122,7 +122,10 @@ public struct ANCSFeed: Sendable {
 
     /// Once a second or so: reply timeouts, the end of catch-up, and whether an
     /// AccessoryNotifications session (`otherSourceEstablished`) has taken over or let go.
-    public mutating func tick(now: ContinuousClock.Instant, date: Date, otherSourceEstablished: Bool) -> [Action] {
+    /// Timeouts and quiet are judged as of `made`, when the driver made the tick: one handed
+    /// over late, behind a reply that arrived in time, must not drop that reply.
+    public mutating func tick(now: ContinuousClock.Instant, made: ContinuousClock.Instant? = nil, date: Date, otherSourceEstablished: Bool) -> [Action] {
+        let made = min(made ?? now, now)
         var out: [Action] = []
         if otherSourceEstablished != yielding {
             yielding = otherSourceEstablished
@@ -134,8 +137,8 @@ public struct ANCSFeed: Sendable {
             }
         }
         guard connection != nil else { return out }
-        out += handle(connection!.client.tick(now: now), now: now, date: date)
-        if let catchUp = connection?.catchUp, connection!.client.pendingCount == 0, now - catchUp.lastAnnouncement >= configuration.catchUpQuiet {
+        out += handle(connection!.client.tick(now: now, made: made), now: now, date: date)
+        if let catchUp = connection?.catchUp, connection!.client.pendingCount == 0, made - catchUp.lastAnnouncement >= configuration.catchUpQuiet {
             out += endCatchUp()
         }
         return out

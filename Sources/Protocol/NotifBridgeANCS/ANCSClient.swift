@@ -80,7 +80,8 @@ public struct ANCSClient: Sendable {
     public var cachedAppNameCount: Int { appNames.count }
 
     public mutating func receivedNotificationSource(_ bytes: [UInt8], now: ContinuousClock.Instant) -> [Action] {
-        var actions = begin(now: now)
+        begin()
+        var actions: [Action] = []
         do {
             let event = try ANCSNotificationSourceEvent(bytes: bytes)
             switch event.eventID {
@@ -107,7 +108,8 @@ public struct ANCSClient: Sendable {
     }
 
     public mutating func receivedDataSource(_ bytes: [UInt8], now: ContinuousClock.Instant) -> [Action] {
-        var actions = begin(now: now)
+        begin()
+        var actions: [Action] = []
         guard var current = inFlight else {
             actions.append(.refused("\(bytes.count) data source bytes with no request awaiting a reply"))
             pump(now: now, into: &actions)
@@ -132,7 +134,8 @@ public struct ANCSClient: Sendable {
     }
 
     public mutating func controlPointWriteFailed(_ detail: String, now: ContinuousClock.Instant) -> [Action] {
-        var actions = begin(now: now)
+        begin()
+        var actions: [Action] = []
         if lastWriteWasAction {
             lastWriteWasAction = false
             actions.append(.refused("perform notification action failed: \(detail)"))
@@ -145,14 +148,20 @@ public struct ANCSClient: Sendable {
         return actions
     }
 
-    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
-        var actions = begin(now: now)
+    /// Drops a request whose reply was overdue as of `made` (when the driver's tick was made,
+    /// which a driver that fell behind hands over late; see `expire`), then writes what waits,
+    /// with deadlines counted from `now`.
+    public mutating func tick(now: ContinuousClock.Instant, made: ContinuousClock.Instant? = nil) -> [Action] {
+        begin()
+        var actions: [Action] = []
+        expire(asOf: min(made ?? now, now), into: &actions)
         pump(now: now, into: &actions)
         return actions
     }
 
     public mutating func perform(_ action: ANCSActionID, uid: UInt32, now: ContinuousClock.Instant) -> [Action] {
-        var actions = begin(now: now)
+        begin()
+        var actions: [Action] = []
         if let known = tracked[uid] {
             if known.flags.contains(action.flag) {
                 enqueue(.perform(uid: uid, action), into: &actions)

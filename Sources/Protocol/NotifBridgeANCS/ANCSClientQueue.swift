@@ -1,15 +1,18 @@
 /// The client's Control Point line: the queue, the request in flight, and what a finished reply
 /// turns into.
 extension ANCSClient {
-    /// Every entry point starts here: the action's hold ends with the call it was written in,
-    /// and a reply that stalled past its deadline is dropped.
-    mutating func begin(now: ContinuousClock.Instant) -> [Action] {
+    /// Every entry point starts here: the action's hold ends with the call it was written in.
+    mutating func begin() {
         heldForAction = false
-        var actions: [Action] = []
-        if let current = inFlight, now >= current.deadline {
+    }
+
+    /// Drops a request whose reply stalled past its deadline. Only `tick` judges deadlines: a
+    /// driver that fell behind hands over input that waited in its queue, and the reply may be
+    /// right behind the event it is handling; judged there, it would be dropped unread.
+    mutating func expire(asOf instant: ContinuousClock.Instant, into actions: inout [Action]) {
+        if let current = inFlight, instant >= current.deadline {
             fail("no data source reply within replyTimeout \(limits.replyTimeout)", into: &actions)
         }
-        return actions
     }
 
     /// Queues work; when the queue is full the oldest entry is dropped.

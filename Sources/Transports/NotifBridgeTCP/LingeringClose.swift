@@ -9,10 +9,11 @@ import NIOCore
 /// The handler sits next to the socket. It starts discarding when the link ends (or at the
 /// outbound half-closure that NIOAsyncChannel issues when the link's writer finishes, if that
 /// comes first), and asks for reads itself, since no one consumes the link's inbound stream any
-/// more. NIO shuts the socket's sending half only
-/// once its pending writes are out (`ChannelEvent.outputClosed`), so the two waits are timed
-/// apart: the flush, which a slow reader stretches, has `TCPLink.flushTimeout` from the moment
-/// the link ends (``Ending``), and the linger's own time starts at the half-closure.
+/// more. NIO shuts the socket's sending half only once its pending writes are out
+/// (`ChannelEvent.outputClosed`), so the two waits are timed apart: the flush, which a slow
+/// reader stretches, has its timeout (`TCPLink.flushTimeout` unless the listener says
+/// otherwise) from the moment the link ends (``Ending``), and the linger's own time starts at
+/// the half-closure.
 final class LingeringCloseHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -24,9 +25,14 @@ final class LingeringCloseHandler: ChannelDuplexHandler {
     /// that reads nothing can put off for ever, so the flush's time starts here.
     struct Ending: Sendable {}
 
+    private let flushTimeout: TimeAmount
     private var lingering = false
     /// The flush's backstop, then the linger's: whichever is armed closes the channel.
     private var backstop: Scheduled<Void>?
+
+    init(flushTimeout: TimeAmount = TCPLink.flushTimeout) {
+        self.flushTimeout = flushTimeout
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !lingering else { return }
@@ -72,7 +78,7 @@ final class LingeringCloseHandler: ChannelDuplexHandler {
     private func startLingering(_ context: ChannelHandlerContext) {
         guard !lingering, context.channel.isActive else { return }
         lingering = true
-        arm(context, after: TCPLink.flushTimeout)
+        arm(context, after: flushTimeout)
         context.read()
     }
 

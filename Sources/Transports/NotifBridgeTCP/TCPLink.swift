@@ -13,10 +13,12 @@ public enum TCPLink {
     public static let defaultChunkLength = 4096
 
     /// Listens on `host:port` (port 0 picks a free one). Bind to loopback unless told otherwise.
+    /// - Parameter flushTimeout: how long an ended link's last writes may wait for a slow peer.
     public static func listen(
         host: String,
         port: Int,
         limits: WireLimits,
+        flushTimeout: TimeAmount = TCPLink.flushTimeout,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOAsyncChannel<TCPLinkChannel, Never> {
         do {
@@ -26,7 +28,7 @@ public enum TCPLink {
                 // SO_DEBUG, and only root may set that (every other user's accept failed).
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .bind(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits) }
+                    channel.eventLoop.makeCompletedFuture { try wrap(channel, limits: limits, flushTimeout: flushTimeout) }
                 }
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw ListenFailure(host: host, port: port, reason: "the port is already in use")
@@ -82,8 +84,8 @@ public enum TCPLink {
         public var description: String { "cannot connect to the accessory at \(host):\(port): \(reason)" }
     }
 
-    private static func wrap(_ channel: any Channel, limits: WireLimits) throws -> TCPLinkChannel {
-        try channel.pipeline.syncOperations.addHandler(LingeringCloseHandler())
+    private static func wrap(_ channel: any Channel, limits: WireLimits, flushTimeout: TimeAmount = TCPLink.flushTimeout) throws -> TCPLinkChannel {
+        try channel.pipeline.syncOperations.addHandler(LingeringCloseHandler(flushTimeout: flushTimeout))
         try addFraming(to: channel, limits: limits)
         // Finishing the writer half-closes the socket once what was written is flushed.
         return try TCPLinkChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
