@@ -84,6 +84,7 @@ final class ANCSRunner: Sendable {
             if feed == nil { feed = ANCSFeed(configuration: ANCSFeed.Configuration()) }
         }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
+        tickPending.store(false, ordering: .releasing)
         inbox.withLock { $0.continuation = continuation }
         defer {
             let waiting = inbox.withLock { inbox in
@@ -106,8 +107,9 @@ final class ANCSRunner: Sendable {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.tickInterval)
                     // One tick waits at most: a loop that fell behind gets no backlog of stale ones.
-                    if !self.tickPending.exchange(true, ordering: .acquiringAndReleasing) {
-                        continuation.yield(.tick(.now))
+                    if !self.tickPending.exchange(true, ordering: .acquiringAndReleasing),
+                       case .dropped = continuation.yield(.tick(.now)) {
+                        self.tickPending.store(false, ordering: .releasing)
                     }
                 }
             }

@@ -12,8 +12,9 @@ enum ANCSTarget {
     )
 
     /// Each record is one input to the client, chosen by the tag's low three bits: a Notification
-    /// Source packet, Data Source bytes, a tick, an action (body: action bit, UID), a failed
-    /// Control Point write, or a write to the phone model. Bits 3–5 let up to 7 s pass first.
+    /// Source packet, Data Source bytes, a tick (body: made up to 7 s before it is handed over),
+    /// an action (body: action bit, UID), a failed Control Point write, or a write to the phone
+    /// model. Bits 3–5 let up to 7 s pass first.
     static func run(_ bytes: [UInt8]) {
         var input = FuzzInput(bytes)
         var client = ANCSClient(limits: limits)
@@ -27,7 +28,7 @@ enum ANCSTarget {
             switch tag & 0x07 {
             case 0: actions = client.receivedNotificationSource(body, now: now)
             case 1: actions = client.receivedDataSource(body, now: now)
-            case 2: actions = client.tick(now: now)
+            case 2: actions = client.tick(now: now, made: now - .seconds(Int(body.first ?? 0) & 0x07))
             case 3:
                 let uid = body.dropFirst().prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * $1.offset) }
                 actions = client.perform(body.first.map { $0 & 1 == 0 ? .positive : .negative } ?? .positive, uid: uid, now: now)
