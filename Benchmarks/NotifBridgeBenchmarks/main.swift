@@ -45,7 +45,7 @@ func microseconds(_ d: Duration) -> String {
 func establish(_ suite: CipherSuite, identity: AccessoryPrivateKey) throws -> (AccessoryConnection, HostSession, KeyExchangeParameters) {
     var accessory = AccessoryConnection(
         session: AccessorySession(identity: identity, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
-        chunkLength: TCPLink.defaultChunkLength
+        chunkLength: TCPLink.defaultChunkLength, now: .now
     )
     var host = HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID))
     var framer = ChunkFramer(chunkLength: TCPLink.defaultChunkLength)

@@ -9,7 +9,7 @@ struct ConnectionChunkingTests {
         let key = try AccessoryPrivateKey.generate(.xWing)
         var connection = AccessoryConnection(
             session: AccessorySession(identity: key, exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
-            chunkLength: transport
+            chunkLength: transport, now: .now
         )
         if let newTransport { connection.setTransportChunkLength(newTransport) }
         var message = LinkMessage()

@@ -14,7 +14,7 @@ struct HostConnectionTests {
         let chunkLength = WireLimits.minChunkLength
         var accessory = AccessoryConnection(
             session: AccessorySession(identity: try AccessoryPrivateKey.generate(suite), exchange: nil, configuration: .init(allowsP256: true, transports: [.bluetooth])),
-            chunkLength: chunkLength
+            chunkLength: chunkLength, now: .now
         )
         var phone = HostConnection(
             session: HostSession(configuration: .init(suites: [suite], identifier: SimulatorIdentity.accessoryIdentifier, sessionID: SimulatorIdentity.sessionID)),

@@ -45,7 +45,8 @@ struct ConnectionRunner: Sendable {
                 configuration: configuration.sessionConfiguration(for: link.kind)
             ),
             chunkLength: link.chunkLength,
-            budget: budget
+            budget: budget,
+            now: .now
         )
         // A peer reconnecting in a loop would otherwise print two lines a connection.
         var announced = false

@@ -26,7 +26,7 @@ public struct AccessoryConnection: Sendable {
     /// - Parameters:
     ///   - budget: partial-message bytes shared with the accessory's other links, if any.
     ///   - now: when the link opened, for the Hello deadline.
-    public init(session: AccessorySession, chunkLength: Int, budget: ReassemblyBudget? = nil, now: ContinuousClock.Instant = .now) {
+    public init(session: AccessorySession, chunkLength: Int, budget: ReassemblyBudget? = nil, now: ContinuousClock.Instant) {
         self.session = session
         self.reassembler = ChunkReassembler(limits: session.configuration.limits, budget: budget)
         self.framer = ChunkFramer(chunkLength: chunkLength)
@@ -85,7 +85,7 @@ public struct AccessoryConnection: Sendable {
 
     /// Whether the host has let `WireLimits.helloTimeout` pass since the opening without a
     /// Hello. Only a Hello ends the wait: a Sealed sent first is answered with Resync and
-    /// KeyOffer, and before it was, such a peer was never timed out and held its slot.
+    /// KeyOffer, and a peer that goes on that way must not hold its slot.
     public func isHelloOverdue(now: ContinuousClock.Instant) -> Bool {
         !helloReceived && now - openedAt > session.configuration.limits.helloTimeout
     }

@@ -68,7 +68,7 @@ private struct SessionDriver {
     var hostKey: SymmetricKey?
     /// False once the accessory asked to close; records are ignored until a reconnect.
     var open = true
-    var now = ContinuousClock.now
+    var now: ContinuousClock.Instant
     var nextMessageID: UInt8 = 0
     /// Reassembles what the accessory sends, as the host would.
     var hostSide = ChunkReassembler()
@@ -77,12 +77,13 @@ private struct SessionDriver {
     init(identity: AccessoryPrivateKey, bluetooth: Bool) {
         self.identity = identity
         configuration = .init(allowsP256: bluetooth, transports: [bluetooth ? .bluetooth : .localNetwork])
-        connection = Self.connection(identity: identity, exchange: nil, configuration: configuration)
+        now = .now
+        connection = Self.connection(identity: identity, exchange: nil, configuration: configuration, now: now)
     }
 
     /// Fresh keys after a decrypt failure are the same golden key, and nonces are fixed, so a
     /// run depends on nothing but its input.
-    static func connection(identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?, configuration: AccessorySession.Configuration) -> AccessoryConnection {
+    static func connection(identity: AccessoryPrivateKey, exchange: KeyExchangeParameters?, configuration: AccessorySession.Configuration, now: ContinuousClock.Instant) -> AccessoryConnection {
         let session = AccessorySession(
             identity: identity,
             exchange: exchange.map(AccessorySession.Exchange.init(parameters:)),
@@ -90,7 +91,7 @@ private struct SessionDriver {
             makeKey: { (_: CipherSuite) throws(NotifBridgeCrypto.CryptoError) -> AccessoryPrivateKey in identity },
             nonces: NonceSource { [UInt8](repeating: 0, count: FeatureCipher.nonceLength) }
         )
-        return AccessoryConnection(session: session, chunkLength: 4096)
+        return AccessoryConnection(session: session, chunkLength: 4096, now: now)
     }
 
     mutating func send(_ message: [UInt8]) {
@@ -118,7 +119,7 @@ private struct SessionDriver {
 
     mutating func reconnect() {
         connection.disconnected()
-        connection = Self.connection(identity: identity, exchange: persisted, configuration: configuration)
+        connection = Self.connection(identity: identity, exchange: persisted, configuration: configuration, now: now)
         hostSide.reset()
         open = true
     }
