@@ -16,6 +16,10 @@ struct LinkClosingTests {
         var description: String
         /// What the peer writes after connecting (nothing: it waits for the Hello timeout).
         var writes: [[UInt8]]
+        /// The peer reads nothing: the accessory's writes block, as on a full socket, until
+        /// the link is closed. The connection's loop, blocked there, cannot judge the Hello
+        /// deadline; its tick task must.
+        var readsNothing = false
     }
 
     static func hello(version: UInt32) -> [UInt8] {
@@ -32,6 +36,7 @@ struct LinkClosingTests {
         Case(description: "no Hello within the Hello timeout", writes: []),
         Case(description: "a Hello of protocol version 2", writes: [hello(version: 2)]),
         Case(description: "one byte that is no chunk", writes: [[0x01]]),
+        Case(description: "a Sealed and no Hello, reading nothing", writes: [HostilePeerTests.sealed], readsNothing: true),
     ]
 
     @Test(arguments: cases)
@@ -48,6 +53,12 @@ struct LinkClosingTests {
         let closed = Mutex(false)
         var link = accessoryEnd
         link.close = { closed.withLock { $0 = true } }
+        if c.readsNothing {
+            link.write = { _ in
+                while !closed.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
+                throw CancellationError()
+            }
+        }
         let (links, handOver) = AsyncStream.makeStream(of: ChunkLink.self)
         handOver.yield(link)
         let running = Task { try await daemon.run(StreamLinkSource(links, announcing: .connected(peer: "test"))) }

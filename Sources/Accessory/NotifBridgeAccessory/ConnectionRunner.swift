@@ -30,6 +30,7 @@ struct ConnectionRunner: Sendable {
 
     func serve(_ link: ChunkLink) async {
         let peer = link.peer
+        let opened = ContinuousClock.now
         let id = UUID()
         let inputs = InputQueue<LinkInput>(capacity: configuration.resources.maxQueuedInputs)
         guard registry.add(id, inputs: inputs) else {
@@ -46,8 +47,11 @@ struct ConnectionRunner: Sendable {
             ),
             chunkLength: link.chunkLength,
             budget: budget,
-            now: .now
+            now: opened
         )
+        let helloTimeout = connection.session.configuration.limits.helloTimeout
+        let backstop = HelloBackstop(openedAt: opened, helloTimeout: helloTimeout, stall: Self.tickInterval)
+        let link = backstop.watching(link)
         // A peer reconnecting in a loop would otherwise print two lines a connection.
         var announced = false
         gate.pass(link.origin, .connections) {
@@ -66,12 +70,17 @@ struct ConnectionRunner: Sendable {
                         while true {
                             try await ConnectionTimer.sleep(for: Self.tickInterval)
                             inputs.push(.tick(.now))
+                            if backstop.isStuck(now: .now) {
+                                gate.pass(link.origin) { logger.notice("closing the connection from \(peer): no Hello within \(helloTimeout), and it reads nothing") }
+                                link.close()
+                                return
+                            }
                         }
                     }
                     defer { group.cancelAll() }
                     var pacing = CommitPacing(window: configuration.commitWindow)
                     while case let batch = await inputs.takeAll(), !batch.isEmpty {
-                        let outcome = try await handle(batch, readAt: .now, on: &connection, pacing: &pacing, link: link, inputs: inputs)
+                        let outcome = try await handle(batch, readAt: .now, on: &connection, pacing: &pacing, link: link, inputs: inputs, backstop: backstop)
                         registry.setEstablished(id, connection.session.isEstablished)
                         if outcome == .close { return }
                     }
@@ -103,7 +112,8 @@ struct ConnectionRunner: Sendable {
         on connection: inout AccessoryConnection,
         pacing: inout CommitPacing,
         link: ChunkLink,
-        inputs: InputQueue<LinkInput>
+        inputs: InputQueue<LinkInput>,
+        backstop: HelloBackstop
     ) async throws -> Outcome {
         var deliveries: [AccessorySession.Delivery] = []
         defer { if !deliveries.isEmpty { logger.error("\(deliveries.count) deliveries left unstored when the connection closed") } }
@@ -121,7 +131,9 @@ struct ConnectionRunner: Sendable {
             let input = pending.removeFirst()
             let actions: [AccessoryConnection.Action]
             switch input {
-            case .inbound(.chunk(let chunk)): actions = connection.received(chunk: chunk, now: .now)
+            case .inbound(.chunk(let chunk)):
+                actions = connection.received(chunk: chunk, now: .now)
+                if connection.hasReceivedHello { backstop.sawHello() }
             case .inbound(.invalid(let error)): actions = connection.streamFailed(error)
             case .inbound(.chunkLength(let length)):
                 connection.setTransportChunkLength(length)

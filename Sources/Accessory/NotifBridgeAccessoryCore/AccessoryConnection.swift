@@ -90,6 +90,9 @@ public struct AccessoryConnection: Sendable {
         !helloReceived && now - openedAt > session.configuration.limits.helloTimeout
     }
 
+    /// Whether a Hello has come on this link.
+    public var hasReceivedHello: Bool { helloReceived }
+
     /// Ends the link for its missing Hello: a `LinkError` that says so, so that the peer's
     /// developer learns why, then the close.
     public mutating func helloTimedOut() -> [Action] {
