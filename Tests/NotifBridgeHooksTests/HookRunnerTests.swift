@@ -31,7 +31,7 @@ struct HookRunnerTests {
         #expect(Set(try HookFixture.fileContents(in: output)) == Set(events))
         #expect(try HookFixture.fileContents(in: output).count == 20)
         #expect(log.all.count == 20)
-        #expect(log.all.allSatisfy { $0.exitStatus == 0 && $0.launchError == nil && !$0.timedOut })
+        #expect(log.all.allSatisfy { $0.exitStatus == 0 && $0.launchError == nil && !$0.timedOut && !$0.stopped })
         let statistics = runner.statistics
         #expect(statistics.started == 20 && statistics.succeeded == 20 && statistics.failed == 0)
         #expect(statistics.active == 0 && statistics.queued == 0 && statistics.dropped == 0)
@@ -151,7 +151,7 @@ struct HookRunnerTests {
         runner.submit(Data("{}".utf8))
         #expect(await runner.waitUntilIdle(timeout: Self.settle))
         let result = try #require(log.all.first)
-        #expect(result.timedOut && result.exitStatus == nil && result.signal == SIGTERM)
+        #expect(result.timedOut && !result.stopped && result.exitStatus == nil && result.signal == SIGTERM)
         #expect(runner.statistics.timedOut == 1 && runner.statistics.failed == 0)
         let pidText = try String(contentsOfFile: pidFile, encoding: .utf8)
         let child = try #require(pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -269,9 +269,9 @@ struct HookRunnerTests {
         #expect(await runner.waitUntilIdle(timeout: Self.settle))
         runner.submit(Data("{}".utf8))
         let statistics = runner.statistics
-        #expect(statistics.started == 2 && statistics.failed == 2 && statistics.timedOut == 0)
+        #expect(statistics.started == 2 && statistics.stopped == 2 && statistics.failed == 0 && statistics.timedOut == 0)
         #expect(statistics.dropped == 2 && statistics.queued == 0 && statistics.active == 0)
-        #expect(log.all.count == 2 && log.all.allSatisfy { $0.signal == SIGTERM && !$0.timedOut })
+        #expect(log.all.count == 2 && log.all.allSatisfy { $0.signal == SIGTERM && !$0.timedOut && $0.stopped })
     }
 
     @Test("The bounded queue evicts oldest first and keeps FIFO order")

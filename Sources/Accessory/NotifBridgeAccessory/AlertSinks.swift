@@ -16,18 +16,15 @@ public final class HookAlertSink: AlertSink {
     private let logger: Logger
     /// Drops already told.
     private let droppedTold = Mutex(0)
-    /// Set by `stop()`: a hook it interrupts has not failed.
-    private let stopping = StopFlag()
 
     public init(settings: PolicyFile.HookSettings, logger: Logger, gate: LogGate) {
         trigger = settings.on
         self.gate = gate
         self.logger = logger
         let program = settings.command.first ?? "(no command)"
-        let stopping = stopping
         runner = HookRunner(command: settings.command, timeout: .seconds(settings.timeoutSeconds)) { result in
             guard !result.succeeded else { return }
-            if stopping.isSet, result.signal != nil, !result.timedOut {
+            if result.stopped {
                 logger.info("hook \(program) was ended by the accessory's stop")
                 return
             }
@@ -69,7 +66,6 @@ public final class HookAlertSink: AlertSink {
     /// Waits in a task of its own, so that the service group's cancellation, if the stop runs
     /// late, cannot cut the wait short before the SIGKILL.
     public func stop() async {
-        stopping.set()
         runner.shutdown()
         let runner = runner
         _ = await Task { await runner.waitUntilIdle(timeout: Self.stopWait) }.value
@@ -82,13 +78,4 @@ public final class HookAlertSink: AlertSink {
     public func waitUntilIdle(timeout: Duration) async -> Bool {
         await runner.waitUntilIdle(timeout: timeout)
     }
-}
-
-/// A flag the hook results' closure can share with the sink that owns it.
-private final class StopFlag: Sendable {
-    private let value = Atomic(false)
-
-    var isSet: Bool { value.load(ordering: .acquiring) }
-
-    func set() { value.store(true, ordering: .releasing) }
 }

@@ -111,7 +111,7 @@ enum ChildProcess {
                 }
                 return CommandResult(
                     exitStatus: exitStatus, signal: signal, timedOut: outcome.timedOut,
-                    duration: clock.now - start, output: outcome.output, outputTruncated: outcome.truncated)
+                    duration: clock.now - start, output: outcome.output, outputTruncated: outcome.truncated, stopped: outcome.stopped)
             } catch let error as SubprocessError {
                 let code = error.underlyingError?.rawValue
                 if code == ETXTBSY, delay <= .milliseconds(64) {

@@ -27,6 +27,8 @@ struct ChildSupervisor: Sendable {
         var output: [UInt8] = []
         var truncated = false
         var timedOut = false
+        /// `stop` ended the child.
+        var stopped = false
     }
 
     /// The leader's exit is noticed by polling only when its output closed before it exited,
@@ -61,12 +63,14 @@ struct ChildSupervisor: Sendable {
         }
         try? execution.send(signal: .kill, toProcessGroup: true)
         outcome.timedOut = termination.timedOut
+        outcome.stopped = termination.stopped
         return outcome
     }
 
     private struct Termination: Sendable {
         var signalled = false
         var timedOut = false
+        var stopped = false
     }
 
     /// Waits for the deadline or `stop`, then terminates the group; returns early when
@@ -85,7 +89,7 @@ struct ChildSupervisor: Sendable {
         }
         guard reason != .cancelled, !Self.leaderExited(pid) else { return Termination() }
         try? execution.send(signal: .terminate, toProcessGroup: true)
-        let termination = Termination(signalled: true, timedOut: reason == .deadline)
+        let termination = Termination(signalled: true, timedOut: reason == .deadline, stopped: reason == .stopped)
         guard (try? await Task.sleep(for: limits.killGrace)) != nil else { return termination }
         try? execution.send(signal: .kill, toProcessGroup: true)
         return termination

@@ -15,8 +15,13 @@ public struct CommandResult: Sendable, Equatable {
     public var outputTruncated: Bool
     /// Why the child could not be started (missing executable, permissions); nil if it ran.
     public var launchError: String?
+    /// The caller's stop (a shutdown, a cancellation) terminated the child: no failure of its own.
+    public var stopped: Bool
 
-    public init(exitStatus: Int32?, signal: Int32? = nil, timedOut: Bool, duration: Duration, output: [UInt8], outputTruncated: Bool = false, launchError: String? = nil) {
+    public init(
+        exitStatus: Int32?, signal: Int32? = nil, timedOut: Bool, duration: Duration, output: [UInt8], outputTruncated: Bool = false,
+        launchError: String? = nil, stopped: Bool = false
+    ) {
         self.exitStatus = exitStatus
         self.signal = signal
         self.timedOut = timedOut
@@ -24,6 +29,7 @@ public struct CommandResult: Sendable, Equatable {
         self.output = output
         self.outputTruncated = outputTruncated
         self.launchError = launchError
+        self.stopped = stopped
     }
 }
 

@@ -11,14 +11,17 @@ public struct HookResult: Sendable, Equatable {
     public var output: String
     /// Why the hook could not be started (missing executable, permissions); nil if it ran.
     public var launchError: String?
+    /// The runner's shutdown terminated the hook: it did not fail.
+    public var stopped: Bool
 
-    public init(exitStatus: Int32?, signal: Int32? = nil, timedOut: Bool, duration: Duration, output: String, launchError: String?) {
+    public init(exitStatus: Int32?, signal: Int32? = nil, timedOut: Bool, duration: Duration, output: String, launchError: String?, stopped: Bool = false) {
         self.exitStatus = exitStatus
         self.signal = signal
         self.timedOut = timedOut
         self.duration = duration
         self.output = output
         self.launchError = launchError
+        self.stopped = stopped
     }
 
     /// The output as text for logs; "…" marks where it was cut.
@@ -27,7 +30,7 @@ public struct HookResult: Sendable, Equatable {
         if result.outputTruncated { text += "…" }
         self.init(
             exitStatus: result.exitStatus, signal: result.signal, timedOut: result.timedOut,
-            duration: result.duration, output: text, launchError: result.launchError)
+            duration: result.duration, output: text, launchError: result.launchError, stopped: result.stopped)
     }
 
     /// Exit status 0 within the timeout.
@@ -39,9 +42,11 @@ public struct HookStatistics: Sendable, Equatable {
     /// Runs taken off the queue and attempted, including ones that failed to launch.
     public var started = 0
     public var succeeded = 0
-    /// Non-zero exits, deaths by signal other than a timeout, and launch errors.
+    /// Non-zero exits, deaths by signal other than a timeout or the shutdown, and launch errors.
     public var failed = 0
     public var timedOut = 0
+    /// Runs the shutdown terminated.
+    public var stopped = 0
     /// Events discarded because the queue was full (oldest first) or the runner was shut down.
     public var dropped = 0
     public var active = 0

@@ -128,6 +128,8 @@ final class SubprocessPool: Sendable {
             state.withLock { state in
                 if result.timedOut {
                     state.statistics.timedOut += 1
+                } else if result.stopped {
+                    state.statistics.stopped += 1
                 } else if result.succeeded {
                     state.statistics.succeeded += 1
                 } else {
