@@ -53,9 +53,8 @@ final class ANCSRunner: Sendable {
     /// One loop, so that the feed's actions are carried out in the order it produced them.
     private enum Input: Sendable {
         case port(ANCSPortEvent)
-        /// When it was made: the feed judges the iPhone's deadlines by that instant, so that a
-        /// tick made before a reply arrived, and handled after a slow commit, does not drop it.
-        case tick(ContinuousClock.Instant)
+        /// The tick waiting in `pendingTick`, in its place among the inputs.
+        case tick
         case perform(ANCSActionID, identifier: String, UUID)
     }
 
@@ -73,8 +72,17 @@ final class ANCSRunner: Sendable {
     static let maxQueuedInputs = 1024
 
     private let inbox = Mutex(Inbox())
-    /// A tick is queued and not yet taken by the loop.
-    private let tickPending = Atomic(false)
+    /// The tick the loop has not yet taken. The feed judges the iPhone's deadlines as of when it
+    /// was made, so that a tick made after a reply arrived but taken after a slow commit, behind
+    /// that reply, does not drop it. One at a time: a loop that fell behind gets no backlog of
+    /// stale ticks. One the full queue refused (`queued` false) is taken after the loop's next
+    /// input instead: a flood of port events must not stop the ticks.
+    private let pendingTick = Mutex<PendingTick?>(nil)
+
+    private struct PendingTick: Sendable {
+        var made: ContinuousClock.Instant
+        var queued = true
+    }
 
     /// Serves the port's events, with a tick for reply timeouts, catch-up and the
     /// AccessoryNotifications rule, until the events end or the task is cancelled.
@@ -84,7 +92,7 @@ final class ANCSRunner: Sendable {
             if feed == nil { feed = ANCSFeed(configuration: ANCSFeed.Configuration()) }
         }
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingOldest(Self.maxQueuedInputs))
-        tickPending.store(false, ordering: .releasing)
+        pendingTick.withLock { $0 = nil }
         inbox.withLock { $0.continuation = continuation }
         defer {
             let waiting = inbox.withLock { inbox in
@@ -106,10 +114,13 @@ final class ANCSRunner: Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.tickInterval)
-                    // One tick waits at most: a loop that fell behind gets no backlog of stale ones.
-                    if !self.tickPending.exchange(true, ordering: .acquiringAndReleasing),
-                       case .dropped = continuation.yield(.tick(.now)) {
-                        self.tickPending.store(false, ordering: .releasing)
+                    let made = self.pendingTick.withLock { slot in
+                        guard slot == nil else { return false }
+                        slot = PendingTick(made: .now)
+                        return true
+                    }
+                    if made, case .dropped = continuation.yield(.tick) {
+                        self.pendingTick.withLock { $0?.queued = false }
                     }
                 }
             }
@@ -117,10 +128,8 @@ final class ANCSRunner: Sendable {
                 switch input {
                 case .port(let event):
                     await handle(event, port: port)
-                case .tick(let made):
-                    tickPending.store(false, ordering: .releasing)
-                    let established = registry.newestEstablished() != nil
-                    await carryOut(withFeed { $0.tick(now: .now, made: made, date: Date(), otherSourceEstablished: established) }, port: port)
+                case .tick:
+                    await tick(taking: { _ in true }, port: port)
                 case .perform(let action, let identifier, let id):
                     let result: Result<Void, ANCSFeedError>
                     switch withFeed({ $0.perform(action, identifier: identifier, now: .now, date: Date()) }) {
@@ -132,9 +141,22 @@ final class ANCSRunner: Sendable {
                     }
                     inbox.withLock { $0.waiting.removeValue(forKey: id) }?.resume(returning: result)
                 }
+                await tick(taking: { !$0.queued }, port: port)
             }
             group.cancelAll()
         }
+    }
+
+    /// Runs the pending tick, if there is one and `which` takes it.
+    private func tick(taking which: (PendingTick) -> Bool, port: any ANCSPort) async {
+        let pending = pendingTick.withLock { slot -> PendingTick? in
+            guard let tick = slot, which(tick) else { return nil }
+            slot = nil
+            return tick
+        }
+        guard let made = pending?.made else { return }
+        let established = registry.newestEstablished() != nil
+        await carryOut(withFeed { $0.tick(now: .now, made: made, date: Date(), otherSourceEstablished: established) }, port: port)
     }
 
     /// The feed, which `run` has made: nothing reaches it but `run`'s loop.

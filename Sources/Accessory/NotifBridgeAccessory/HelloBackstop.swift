@@ -3,8 +3,8 @@ import Synchronization
 
 /// The Hello deadline for a connection whose loop cannot judge it. The loop judges it between
 /// inputs (`AccessoryConnection.isHelloOverdue`), but a peer that sends no Hello and reads
-/// nothing blocks the loop in a write to a full socket: the answers to some 150 Sealed messages
-/// fill the buffers. The connection's tick task asks ``isStuck(now:)`` and closes the link.
+/// nothing blocks the loop in a write once the answers to its messages fill the socket's
+/// buffers. The connection's tick task asks ``isStuck(now:)`` and closes the link.
 final class HelloBackstop: Sendable {
     private let deadline: ContinuousClock.Instant
     /// How long one write must have lasted: the loop's own judgement, a tick later, comes first
@@ -29,6 +29,7 @@ final class HelloBackstop: Sendable {
         var watched = link
         let write = link.write
         watched.write = { [self] chunks in
+            if helloSeen.load(ordering: .acquiring) { return try await write(chunks) }
             writingSince.withLock { $0 = .now }
             defer { writingSince.withLock { $0 = nil } }
             try await write(chunks)
